@@ -1,0 +1,310 @@
+/*
+ * Engine life cycle, thread location cache and polling policies.
+ *
+ * Polling policy per point:
+ * - explicit (piano_poll, waits): the local leaf queue, then every ancestor;
+ *   in no-thread mode every queue, since nobody else polls;
+ * - idle threads: their subtree, and ancestors at a frequency divided by the
+ *   number of siblings below them (threads.c);
+ * - timer: every queue.
+ */
+#include "internal.h"
+#include "sys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Atomic(struct piano_engine *) piano_engine_g;
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int init_refcount;   /* protected by init_lock */
+static unsigned gen_counter; /* protected by init_lock */
+
+/* Per-thread cache of where the thread runs and how it is bound. Refreshed
+ * every PIANO_LOCATION_REFRESH_US: asking the OS (sched_getcpu + hwloc
+ * get_cpubind) on every poll would cost more than the poll. */
+struct location {
+	unsigned gen;
+	int leaf;
+	int bindq;
+	uint64_t stamp;
+};
+static _Thread_local struct location loc_tls;
+
+static void location_refresh(struct piano_engine *e)
+{
+	uint64_t now = sys_now_coarse_ns();
+	if (loc_tls.gen == e->gen &&
+	    now - loc_tls.stamp < (uint64_t)e->cfg.location_refresh_us * 1000u)
+		return;
+	int cpu = sys_current_cpu();
+	loc_tls.leaf = (cpu >= 0 && cpu < e->ncpus) ? e->cpu_leaf[cpu] : 0;
+	loc_tls.bindq = 0;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	if (set && hwloc_get_cpubind(e->topo, set, HWLOC_CPUBIND_THREAD) == 0)
+		loc_tls.bindq = topo_queue_for_set(e, set);
+	hwloc_bitmap_free(set);
+	loc_tls.stamp = now;
+	loc_tls.gen = e->gen;
+}
+
+int engine_local_leaf(struct piano_engine *e)
+{
+	location_refresh(e);
+	return loc_tls.leaf;
+}
+
+int engine_bind_queue(struct piano_engine *e)
+{
+	location_refresh(e);
+	return loc_tls.bindq;
+}
+
+bool engine_has_threads(const struct piano_engine *e)
+{
+	return e->nidle > 0 || e->has_timer;
+}
+
+void poller_init(struct poller *p, struct piano_engine *e, int point)
+{
+	memset(p, 0, sizeof(*p));
+	p->e = e;
+	p->point = point;
+	p->st = stats_local(e);
+}
+
+void poller_end_round(struct poller *p, unsigned work)
+{
+	if (p->boosted) {
+		sys_sched_idle();
+		p->boosted = false;
+	}
+	stats_add(p->st, p->point, STAT_ROUNDS, 1);
+	if (!work)
+		stats_add(p->st, p->point, STAT_EMPTY, 1);
+	if (p->t0) {
+		stats_add(p->st, p->point, STAT_TIME, sys_now_ns() - p->t0);
+		p->t0 = 0;
+	}
+}
+
+unsigned engine_poll_all(struct poller *p)
+{
+	unsigned work = 0;
+	for (int i = p->e->nqueues - 1; i >= 0; i--)
+		work += queue_poll(p, &p->e->queues[i]);
+	return work;
+}
+
+unsigned engine_poll_branch(struct poller *p, int leaf)
+{
+	struct piano_engine *e = p->e;
+	if (!e->cfg.progression)
+		return engine_poll_all(p);
+	unsigned work = 0;
+	for (int q = leaf; q >= 0; q = e->queues[q].parent)
+		work += queue_poll(p, &e->queues[q]);
+	return work;
+}
+
+static int poll_point(bool all)
+{
+	struct piano_engine *e = engine_get();
+	if (!e)
+		return PIANO_ENOTINIT;
+	if (ltask_current_tls)
+		return 0; /* not re-entrant: we may hold the queue of the caller */
+	struct poller p;
+	poller_init(&p, e, PIANO_POINT_EXPLICIT);
+	unsigned work = all ? engine_poll_all(&p) : engine_poll_branch(&p, engine_local_leaf(e));
+	poller_end_round(&p, work);
+	return work > (unsigned)INT32_MAX ? INT32_MAX : (int)work;
+}
+
+PIANO_API int piano_poll(void) { return poll_point(false); }
+PIANO_API int piano_poll_all(void) { return poll_point(true); }
+
+/* ------------------------------------------------------------ life cycle */
+
+PIANO_API int piano_init(void)
+{
+	int rc;
+	pthread_mutex_lock(&init_lock);
+	if (init_refcount > 0) {
+		init_refcount++;
+		pthread_mutex_unlock(&init_lock);
+		return 0;
+	}
+	struct piano_engine *e = calloc(1, sizeof(*e));
+	rc = PIANO_ENOMEM;
+	if (!e)
+		goto undo_lock;
+	rc = config_load(&e->cfg);
+	if (rc)
+		goto undo_alloc;
+	rc = topo_build(e);
+	if (rc)
+		goto undo_alloc;
+	e->gen = ++gen_counter;
+	pthread_mutex_init(&e->stats_lock, NULL);
+	atomic_store_explicit(&piano_engine_g, e, memory_order_release);
+	rc = threads_start(e);
+	if (rc)
+		goto undo_publish;
+	config_set_live(&e->cfg);
+	init_refcount = 1;
+	pthread_mutex_unlock(&init_lock);
+	return 0;
+
+undo_publish:
+	atomic_store_explicit(&piano_engine_g, NULL, memory_order_release);
+	stats_free_all(e);
+	pthread_mutex_destroy(&e->stats_lock);
+	topo_free(e);
+undo_alloc:
+	free(e);
+undo_lock:
+	pthread_mutex_unlock(&init_lock);
+	return rc;
+}
+
+static bool drain_pending(struct piano_engine *e)
+{
+	return engine_has_work(e) ||
+	       atomic_load(&e->helpers.nfree) < e->helpers.nthreads;
+}
+
+/* Runs pending tasks from the calling thread until none is left or the
+ * deadline passes. */
+static void drain(struct piano_engine *e, uint64_t deadline)
+{
+	struct poller p;
+	poller_init(&p, e, PIANO_POINT_EXPLICIT);
+	while (drain_pending(e) && sys_now_ns() < deadline) {
+		unsigned work = engine_poll_all(&p);
+		poller_end_round(&p, work);
+		if (!work)
+			sys_yield();
+	}
+}
+
+static void report_leftovers(struct piano_engine *e)
+{
+	for (int i = 0; i < e->nqueues; i++) {
+		struct piano_queue *q = &e->queues[i];
+		long n = atomic_load(&q->nlive);
+		if (!n)
+			continue;
+		piano_warn("finalize: %ld ltask(s) still pending in queue %d after "
+		           "PIANO_FINALIZE_TIMEOUT_MS=%ld; they are left unrun and not freed",
+		           n, i, e->cfg.finalize_timeout_ms);
+		for (struct piano_ltask *t = q->head; t; t = t->next)
+			piano_warn("  pending ltask '%s'", t->name[0] ? t->name : "(unnamed)");
+	}
+}
+
+PIANO_API int piano_finalize(void)
+{
+	pthread_mutex_lock(&init_lock);
+	if (init_refcount == 0) {
+		pthread_mutex_unlock(&init_lock);
+		return PIANO_ENOTINIT;
+	}
+	if (--init_refcount > 0) {
+		pthread_mutex_unlock(&init_lock);
+		return 0;
+	}
+	struct piano_engine *e = engine_get();
+	uint64_t deadline = sys_now_ns() + (uint64_t)e->cfg.finalize_timeout_ms * 1000000u;
+	drain(e, deadline);
+	threads_stop(e);   /* helpers hand their tasks back to the queues */
+	drain(e, deadline);
+	report_leftovers(e);
+	if (e->cfg.stats)
+		piano_stats_print();
+	atomic_store_explicit(&piano_engine_g, NULL, memory_order_release);
+	stats_free_all(e);
+	pthread_mutex_destroy(&e->stats_lock);
+	topo_free(e);
+	free(e);
+	pthread_mutex_unlock(&init_lock);
+	return 0;
+}
+
+PIANO_API int piano_initialized(void) { return engine_get() != NULL; }
+
+/* --------------------------------------------------------- introspection */
+
+PIANO_API int piano_queue_count(int *n)
+{
+	struct piano_engine *e = engine_get();
+	if (!n)
+		return PIANO_EINVAL;
+	if (!e)
+		return PIANO_ENOTINIT;
+	*n = e->nqueues;
+	return 0;
+}
+
+PIANO_API int piano_queue_info(int index, struct piano_queue_info *out)
+{
+	struct piano_engine *e = engine_get();
+	if (!out)
+		return PIANO_EINVAL;
+	if (!e)
+		return PIANO_ENOTINIT;
+	if (index < 0 || index >= e->nqueues)
+		return PIANO_ERANGE;
+	const struct piano_queue *q = &e->queues[index];
+	struct piano_queue_info info;
+	memset(&info, 0, sizeof(info));
+	info.index = q->index;
+	info.parent = q->parent;
+	info.depth = q->depth;
+	info.nchildren = q->nchildren;
+	info.type = hwloc_obj_type_string(q->obj->type);
+	info.logical_index = (int)q->obj->logical_index;
+	hwloc_bitmap_list_snprintf(info.cpuset, sizeof(info.cpuset), q->cpuset);
+	info.submitted = atomic_load_explicit(&q->submitted, memory_order_relaxed);
+	*out = info;
+	return 0;
+}
+
+PIANO_API int piano_queue_local(int *index)
+{
+	struct piano_engine *e = engine_get();
+	if (!index)
+		return PIANO_EINVAL;
+	if (!e)
+		return PIANO_ENOTINIT;
+	*index = engine_local_leaf(e);
+	return 0;
+}
+
+PIANO_API int piano_thread_count(int point, int *n)
+{
+	struct piano_engine *e = engine_get();
+	if (!n)
+		return PIANO_EINVAL;
+	if (!e)
+		return PIANO_ENOTINIT;
+	switch (point) {
+	case PIANO_POINT_IDLE: *n = e->nidle; return 0;
+	case PIANO_POINT_TIMER: *n = e->has_timer; return 0;
+	case PIANO_POINT_BLOCK: *n = e->helpers.nthreads; return 0;
+	case PIANO_POINT_EXPLICIT: *n = 0; return 0;
+	default: return PIANO_EINVAL;
+	}
+}
+
+PIANO_API int piano_topology_get(hwloc_topology_t *out)
+{
+	struct piano_engine *e = engine_get();
+	if (!out)
+		return PIANO_EINVAL;
+	if (!e)
+		return PIANO_ENOTINIT;
+	*out = e->topo;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* Linux implementation of sys.h. */
+#include "sys.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sys_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t sys_now_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
+
+void sys_futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+	if (timeout_ns) {
+		ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+		ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+		tsp = &ts;
+	}
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
+}
+
+void sys_futex_wake(uint32_t *addr, int n)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+int sys_current_cpu(void) { return sched_getcpu(); }
+int sys_gettid(void) { return (int)syscall(SYS_gettid); }
+
+static int set_policy(int policy)
+{
+	struct sched_param p = { .sched_priority = 0 };
+	return -pthread_setschedparam(pthread_self(), policy, &p);
+}
+
+int sys_sched_idle(void) { return set_policy(SCHED_IDLE); }
+int sys_sched_normal(void) { return set_policy(SCHED_OTHER); }
+
+int sys_sched_lowest(void)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)sys_gettid(), 19) != 0)
+		return -errno;
+	return 0;
+}
+
+void sys_yield(void) { sched_yield(); }
+
+void sys_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+	                       .tv_nsec = (long)(ns % 1000000000u) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}

@@ -1,0 +1,49 @@
+/*
+ * Platform layer: the only place with Linux-specific calls (futex,
+ * sched_getcpu, SCHED_IDLE, clocks). Everything else uses these helpers.
+ */
+#ifndef PIANO_SYS_H
+#define PIANO_SYS_H
+
+#include <stdint.h>
+
+/* Monotonic time in nanoseconds (vDSO, ~20 ns). */
+uint64_t sys_now_ns(void);
+/* Coarse monotonic time (tick resolution, ~5 ns to read). */
+uint64_t sys_now_coarse_ns(void);
+
+/*
+ * Private futex on a 32-bit word. wait sleeps while *addr == val, for at
+ * most timeout_ns (0 = forever); spurious returns are allowed. wake never
+ * dereferences addr in user space, so it may be called on an object that
+ * a woken waiter has already freed (the kernel only hashes the address).
+ */
+void sys_futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns);
+void sys_futex_wake(uint32_t *addr, int n);
+
+/* CPU the calling thread runs on (vDSO), or -1. */
+int sys_current_cpu(void);
+
+/* Kernel thread id of the caller. */
+int sys_gettid(void);
+
+/* Scheduling class of the calling thread. Return 0 or -errno. */
+int sys_sched_idle(void);
+int sys_sched_normal(void);
+/* Lowest SCHED_OTHER priority (nice 19), the fallback for SCHED_IDLE. */
+int sys_sched_lowest(void);
+
+void sys_yield(void);
+/* Relative sleep in nanoseconds. */
+void sys_sleep_ns(uint64_t ns);
+
+static inline void sys_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * Progression threads: idle threads (SCHED_IDLE, bound, throttled), the
+ * timer thread (normal priority, periodic) and the blocking helpers.
+ * All of them park on engine->park_seq when no queue holds a task.
+ */
+#include "internal.h"
+#include "sys.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_flag warned_idle = ATOMIC_FLAG_INIT;
+static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
+static atomic_flag warned_bind = ATOMIC_FLAG_INIT;
+
+static bool stopping(struct piano_engine *e)
+{
+	return atomic_load_explicit(&e->stopping, memory_order_acquire);
+}
+
+/* Sleeps until a submit bumps park_seq (or timeout_ns, 0 = none). */
+static void park(struct piano_engine *e, uint64_t timeout_ns)
+{
+	uint32_t seq = atomic_load_explicit(&e->park_seq, memory_order_seq_cst);
+	atomic_fetch_add_explicit(&e->nparked, 1, memory_order_seq_cst);
+	if (!engine_has_work(e) && !stopping(e))
+		sys_futex_wait((uint32_t *)&e->park_seq, seq, timeout_ns);
+	atomic_fetch_sub_explicit(&e->nparked, 1, memory_order_seq_cst);
+}
+
+/* ------------------------------------------------------------ idle threads */
+
+struct idle_thread {
+	struct piano_engine *e;
+	hwloc_obj_t obj;
+	int *down;     /* queues inside obj's cpuset, polled every round */
+	int ndown;
+	int anchor;    /* first ancestor queue polled at a divided frequency */
+	pthread_t tid;
+};
+
+static void pause_us(const struct piano_config *cfg, long us)
+{
+	if (us >= cfg->idle_yield_us) {
+		sys_sleep_ns((uint64_t)us * 1000u);
+		return;
+	}
+	/* Sleeps shorter than the timer slack (~50 us) are not honoured by the
+	 * kernel: yield instead, which costs nothing when the core is idle. */
+	uint64_t end = sys_now_ns() + (uint64_t)us * 1000u;
+	do
+		sys_yield();
+	while (sys_now_ns() < end);
+}
+
+static unsigned idle_round(struct poller *p, struct idle_thread *it, uint64_t r, bool *busy)
+{
+	struct piano_engine *e = it->e;
+	unsigned work = 0;
+	*busy = false;
+	for (int i = 0; i < it->ndown; i++) {
+		struct piano_queue *q = &e->queues[it->down[i]];
+		*busy |= queue_busy(q);
+		work += queue_poll(p, q);
+	}
+	uint64_t base = it->anchor >= 0 ? e->queues[it->anchor].div : 1;
+	for (int a = it->anchor; a >= 0; a = e->queues[a].parent) {
+		struct piano_queue *q = &e->queues[a];
+		*busy |= queue_busy(q);
+		/* A parent is shared by all its children's pollers: each polls it
+		 * 1/nsiblings of the time, so the parent sees one poll per round. */
+		if (r % (base / q->div) == 0)
+			work += queue_poll(p, q);
+	}
+	return work;
+}
+
+static void idle_setup(struct idle_thread *it)
+{
+	struct piano_engine *e = it->e;
+	if (hwloc_set_cpubind(e->topo, it->obj->cpuset, HWLOC_CPUBIND_THREAD) != 0 &&
+	    !atomic_flag_test_and_set(&warned_bind))
+		piano_warn("cannot bind idle threads (hwloc_set_cpubind failed); they run unbound");
+	if (sys_sched_idle() != 0) {
+		if (!atomic_flag_test_and_set(&warned_idle))
+			piano_warn("SCHED_IDLE unavailable; idle threads run at the lowest "
+			           "SCHED_OTHER priority (nice 19) and may steal time from compute");
+		sys_sched_lowest();
+	}
+}
+
+/* Whether this thread may switch to SCHED_OTHER while holding a queue. */
+static bool idle_can_boost(void)
+{
+	if (sys_sched_normal() != 0) {
+		if (!atomic_flag_test_and_set(&warned_boost))
+			piano_warn("idle threads cannot leave SCHED_IDLE (no CAP_SYS_NICE, "
+			           "RLIMIT_NICE too low): while every core is busy, an idle thread "
+			           "holding a queue may delay it until the scheduler runs it again");
+		return false;
+	}
+	sys_sched_idle();
+	return true;
+}
+
+static void *idle_main(void *arg)
+{
+	struct idle_thread *it = arg;
+	struct piano_engine *e = it->e;
+	const struct piano_config *cfg = &e->cfg;
+	idle_setup(it);
+	struct poller p;
+	poller_init(&p, e, PIANO_POINT_IDLE);
+	p.idle_thread = idle_can_boost();
+	for (uint64_t r = 0; !stopping(e); r++) {
+		bool busy;
+		unsigned work = idle_round(&p, it, r, &busy);
+		poller_end_round(&p, work);
+		if (busy)
+			pause_us(cfg, cfg->idle_period_us);
+		else if (engine_has_work(e))
+			pause_us(cfg, cfg->idle_period_us * cfg->idle_coef);
+		else
+			park(e, 0);
+	}
+	return NULL;
+}
+
+static int idle_prepare(struct piano_engine *e, struct idle_thread *it, hwloc_obj_t obj)
+{
+	it->e = e;
+	it->obj = obj;
+	it->down = calloc((size_t)e->nqueues, sizeof(int));
+	if (!it->down)
+		return PIANO_ENOMEM;
+	for (int i = 0; i < e->nqueues; i++)
+		if (hwloc_bitmap_isincluded(e->queues[i].cpuset, obj->cpuset))
+			it->down[it->ndown++] = i;
+	int cover = topo_queue_for_set(e, obj->cpuset);
+	bool cover_down = hwloc_bitmap_isincluded(e->queues[cover].cpuset, obj->cpuset);
+	it->anchor = cover_down ? e->queues[cover].parent : cover;
+	return 0;
+}
+
+static int idle_start(struct piano_engine *e)
+{
+	hwloc_obj_type_t type;
+	if (e->cfg.idle_level == LEVEL_NONE || topo_level_type(e->cfg.idle_level, &type))
+		return 0;
+	int n = hwloc_get_nbobjs_by_type(e->topo, type);
+	if (n <= 0)
+		return 0;
+	struct idle_thread *its = calloc((size_t)n, sizeof(*its));
+	if (!its)
+		return PIANO_ENOMEM;
+	e->idle_threads = its;
+	for (int i = 0; i < n; i++) {
+		int rc = idle_prepare(e, &its[i], hwloc_get_obj_by_type(e->topo, type, (unsigned)i));
+		if (rc)
+			return rc;
+		if (pthread_create(&its[i].tid, NULL, idle_main, &its[i])) {
+			free(its[i].down);
+			return PIANO_ESYS;
+		}
+		e->nidle++;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ timer thread */
+
+static void *timer_main(void *arg)
+{
+	struct piano_engine *e = arg;
+	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	struct poller p;
+	poller_init(&p, e, PIANO_POINT_TIMER);
+	while (!stopping(e)) {
+		if (!engine_has_work(e)) {
+			park(e, 0);
+			continue;
+		}
+		sys_sleep_ns(period);
+		unsigned work = engine_poll_all(&p);
+		poller_end_round(&p, work);
+	}
+	return NULL;
+}
+
+/* --------------------------------------------------------- blocking helpers */
+
+bool helpers_try_take(struct piano_engine *e, struct piano_ltask *t)
+{
+	struct helper_pool *h = &e->helpers;
+	long f = atomic_load_explicit(&h->nfree, memory_order_relaxed);
+	do {
+		if (f <= 0 || stopping(e))
+			return false;
+	} while (!atomic_compare_exchange_weak(&h->nfree, &f, f - 1));
+	atomic_store_explicit(&t->state, PIANO_LTASK_BLOCKED, memory_order_relaxed);
+	pthread_mutex_lock(&h->lock);
+	t->next = h->head;
+	h->head = t;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return true;
+}
+
+static void helper_resubmit(struct piano_engine *e, struct piano_ltask *t)
+{
+	t->first_poll_ns = 0;
+	atomic_store_explicit(&t->state, PIANO_LTASK_QUEUED, memory_order_relaxed);
+	queue_push(e, &e->queues[t->queue], t);
+}
+
+/* Returns true when t finished (and must not be touched again). */
+static bool helper_check_req(struct piano_ltask *t)
+{
+	unsigned req = atomic_load_explicit(&t->req, memory_order_acquire);
+	if (!req)
+		return false;
+	ltask_finish(t, (req & REQ_CANCEL) ? DONE_CANCELED : DONE_COMPLETED);
+	return true;
+}
+
+static void helper_serve(struct piano_engine *e, struct poller *p, struct piano_ltask *t)
+{
+	if (helper_check_req(t))
+		return;
+	int r = t->block(t->arg, (int)e->cfg.block_timeout_ms);
+	if (helper_check_req(t))
+		return;
+	if (r > 0) {
+		p->t0 = sys_now_ns();
+		/* The event is here: run the task now rather than wait for a poller. */
+		unsigned w = ltask_run(p, t);
+		poller_end_round(p, w >> 1);
+		if (w & 1u)
+			return;
+	}
+	helper_resubmit(e, t);
+}
+
+static void *helper_main(void *arg)
+{
+	struct piano_engine *e = arg;
+	struct helper_pool *h = &e->helpers;
+	struct poller p;
+	poller_init(&p, e, PIANO_POINT_BLOCK);
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		while (!h->head && !stopping(e))
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (!h->head)
+			break;
+		struct piano_ltask *t = h->head;
+		h->head = t->next;
+		pthread_mutex_unlock(&h->lock);
+		helper_serve(e, &p, t);
+		atomic_fetch_add(&h->nfree, 1);
+		pthread_mutex_lock(&h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static int helpers_start(struct piano_engine *e)
+{
+	struct helper_pool *h = &e->helpers;
+	int n = (int)e->cfg.block_helpers;
+	if (n == 0)
+		return 0;
+	h->threads = calloc((size_t)n, sizeof(pthread_t));
+	if (!h->threads)
+		return PIANO_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&h->threads[i], NULL, helper_main, e))
+			return PIANO_ESYS;
+		h->nthreads++;
+		atomic_fetch_add(&h->nfree, 1);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- control */
+
+int threads_start(struct piano_engine *e)
+{
+	struct helper_pool *h = &e->helpers;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	if (!e->cfg.progression)
+		return 0;
+	int rc = idle_start(e);
+	if (!rc && e->cfg.timer_period_us > 0) {
+		if (pthread_create(&e->timer_thread, NULL, timer_main, e))
+			rc = PIANO_ESYS;
+		else
+			e->has_timer = 1;
+	}
+	if (!rc)
+		rc = helpers_start(e);
+	if (rc)
+		threads_stop(e);
+	return rc;
+}
+
+void threads_stop(struct piano_engine *e)
+{
+	struct helper_pool *h = &e->helpers;
+	atomic_store_explicit(&e->stopping, 1, memory_order_release);
+	engine_wake_parked(e);
+	for (int i = 0; i < e->nidle; i++) {
+		pthread_join(e->idle_threads[i].tid, NULL);
+		free(e->idle_threads[i].down);
+	}
+	free(e->idle_threads);
+	e->idle_threads = NULL;
+	e->nidle = 0;
+	if (e->has_timer)
+		pthread_join(e->timer_thread, NULL);
+	e->has_timer = 0;
+	pthread_mutex_lock(&h->lock);
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	for (int i = 0; i < h->nthreads; i++)
+		pthread_join(h->threads[i], NULL);
+	free(h->threads);
+	h->threads = NULL;
+	h->nthreads = 0;
+	atomic_store(&h->nfree, 0);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
+}
