@@ -1,0 +1,135 @@
+/*
+ * Eager limit detection: messages up to this size complete without the
+ * receiver's help, so sends of that size are not tracked. Sources, in
+ * order: PIANO_EAGER_LIMIT; the MPI's control variables through MPI_T
+ * (Open MPI's BTL eager limits, MPICH's CH4 OFI limit); UCX's rendezvous
+ * threshold for MPICH over UCX (UCX_RNDV_THRESH, or UCX's shared-memory
+ * default). The smallest limit wins: tracking too much only costs a table
+ * insert, tracking too little loses overlap.
+ */
+#include "mpi_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const cvar_names[] = {
+	"btl_vader_eager_limit", "btl_sm_eager_limit", "btl_tcp_eager_limit",
+	"btl_openib_eager_limit", "btl_uct_eager_limit", "btl_ofi_eager_limit",
+	"MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE",
+};
+
+/* UCX's rendezvous threshold for intra-node transports when "auto". */
+#define UCX_DEFAULT_RNDV_THRESH 8192L
+
+static int read_cvar(int index, MPI_Datatype dt, long *out)
+{
+	MPI_T_cvar_handle h;
+	int cnt = 0;
+	if (MPI_T_cvar_handle_alloc(index, NULL, &h, &cnt) != MPI_SUCCESS)
+		return -1;
+	int rc = -1;
+	union { int i; unsigned u; long l; unsigned long ul; long long ll;
+	        unsigned long long ull; } v;
+	memset(&v, 0, sizeof(v));
+	if (cnt == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+		rc = 0;
+		if (dt == MPI_INT) *out = v.i;
+		else if (dt == MPI_UNSIGNED) *out = (long)v.u;
+		else if (dt == MPI_LONG) *out = v.l;
+		else if (dt == MPI_UNSIGNED_LONG) *out = (long)v.ul;
+		else if (dt == MPI_LONG_LONG) *out = (long)v.ll;
+		else if (dt == MPI_UNSIGNED_LONG_LONG) *out = (long)v.ull;
+		else rc = -1;
+	}
+	MPI_T_cvar_handle_free(&h);
+	return rc;
+}
+
+static long cvar_min(char *src, size_t srclen)
+{
+	int provided, n = 0;
+	long best = -1;
+	if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+		return -1;
+	MPI_T_cvar_get_num(&n);
+	for (int i = 0; i < n; i++) {
+		char name[256], desc[8];
+		int nlen = sizeof(name), dlen = sizeof(desc), verb, bind, scope;
+		MPI_Datatype dt;
+		MPI_T_enum en;
+		if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind,
+		                        &scope) != MPI_SUCCESS || bind != MPI_T_BIND_NO_OBJECT)
+			continue;
+		for (size_t k = 0; k < sizeof(cvar_names) / sizeof(cvar_names[0]); k++) {
+			long v;
+			if (strcmp(name, cvar_names[k]) || read_cvar(i, dt, &v) || v <= 0)
+				continue;
+			if (best < 0 || v < best) {
+				best = v;
+				snprintf(src, srclen, "MPI_T %.200s", name);
+			}
+		}
+	}
+	MPI_T_finalize();
+	return best;
+}
+
+static int mpi_uses_ucx(void)
+{
+	char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+	int len = 0;
+	if (PMPI_Get_library_version(ver, &len) != MPI_SUCCESS)
+		return 0;
+	return strstr(ver, "ucx") != NULL;
+}
+
+static long ucx_threshold(char *src, size_t srclen)
+{
+	const char *env = getenv("UCX_RNDV_THRESH");
+	char *end;
+	if (env && *env) {
+		errno = 0;
+		long v = strtol(env, &end, 10);
+		if (!errno && end != env && v > 0 && (*end == '\0' || *end == 'b' || *end == 'B')) {
+			snprintf(src, srclen, "UCX_RNDV_THRESH");
+			return v;
+		}
+	}
+	snprintf(src, srclen, "UCX default rendezvous threshold");
+	return UCX_DEFAULT_RNDV_THRESH;
+}
+
+long eager_detect(const char **source)
+{
+	static char src[300];
+	const char *env = getenv("PIANO_EAGER_LIMIT");
+	if (env && *env) {
+		char *end;
+		errno = 0;
+		long v = strtol(env, &end, 10);
+		if (errno || end == env || *end || v < 0 || v > 2147483647L) {
+			pmpi_warn("invalid PIANO_EAGER_LIMIT='%s': accepted values are 0..2147483647 "
+			          "(bytes); aborting", env);
+			PMPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		*source = "PIANO_EAGER_LIMIT";
+		return v;
+	}
+	long best = cvar_min(src, sizeof(src));
+	if (mpi_uses_ucx()) {
+		char usrc[64];
+		long u = ucx_threshold(usrc, sizeof(usrc));
+		if (best < 0 || u < best) {
+			best = u;
+			snprintf(src, sizeof(src), "%s", usrc);
+		}
+	}
+	if (best < 0) {
+		snprintf(src, sizeof(src), "unknown: every message tracked");
+		best = 0;
+	}
+	*source = src;
+	return best;
+}

@@ -1,0 +1,172 @@
+/*
+ * MPI_Init / MPI_Init_thread / MPI_Query_thread / MPI_Finalize, and the lazy
+ * set-up used when the library is loaded after MPI_Init.
+ */
+#include "mpi_internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct pmpi_state pmpi_g = { .progress_comm = MPI_COMM_NULL };
+
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ready_flag;
+
+void pmpi_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("piano-mpi: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
+{
+	int size = 0;
+	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+		return -1;
+	*bytes = (long)count * size;
+	return 0;
+}
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+	case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+	case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+	case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+	default: return "unknown";
+	}
+}
+
+static void local_rank(void)
+{
+	MPI_Comm node;
+	pmpi_g.local_rank = 0;
+	pmpi_g.local_size = 1;
+	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+	                         &node) != MPI_SUCCESS)
+		return;
+	PMPI_Comm_rank(node, &pmpi_g.local_rank);
+	PMPI_Comm_size(node, &pmpi_g.local_size);
+	PMPI_Comm_free(&node);
+}
+
+/* Called with setup_lock held, MPI initialised, thread level `real`. */
+static void setup(int real)
+{
+	if (real < MPI_THREAD_MULTIPLE) {
+		pmpi_warn("the MPI library provides %s, not MPI_THREAD_MULTIPLE: piano runs in "
+		          "explicit-polling mode, without background progress",
+		          level_name(real));
+		setenv("PIANO_PROGRESSION", "0", 1);
+	}
+	int rc = piano_init();
+	if (rc) {
+		pmpi_warn("piano_init failed: %s; aborting (fix the setting reported above)",
+		          piano_strerror(rc));
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	int nidle = 0, ntimer = 0;
+	piano_thread_count(PIANO_POINT_IDLE, &nidle);
+	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
+	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
+	const char *st = getenv("PIANO_STATS");
+	pmpi_g.stats = st && st[0] == '1';
+	PMPI_Comm_dup(MPI_COMM_WORLD, &pmpi_g.progress_comm);
+	local_rank();
+	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
+	rc = progress_setup();
+	if (rc) {
+		pmpi_warn("cannot create the progress task: %s; aborting", piano_strerror(rc));
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	pmpi_g.ready = 1;
+	atomic_store(&ready_flag, 1);
+}
+
+void pmpi_ensure(void)
+{
+	if (atomic_load_explicit(&ready_flag, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&setup_lock);
+	int init = 0, fin = 0;
+	PMPI_Initialized(&init);
+	PMPI_Finalized(&fin);
+	if (!pmpi_g.ready && init && !fin) {
+		int real = MPI_THREAD_SINGLE;
+		PMPI_Query_thread(&real);
+		pmpi_g.provided_app = real;
+		setup(real);
+	}
+	pthread_mutex_unlock(&setup_lock);
+}
+
+PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	int real = MPI_THREAD_SINGLE;
+	int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &real);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* The application gets the level it asked for, as far as MPI gives it. */
+	pmpi_g.provided_app = required < real ? required : real;
+	if (provided)
+		*provided = pmpi_g.provided_app;
+	pthread_mutex_lock(&setup_lock);
+	setup(real);
+	pthread_mutex_unlock(&setup_lock);
+	return MPI_SUCCESS;
+}
+
+PMPI_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+	int provided;
+	return MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+PMPI_EXPORT int MPI_Query_thread(int *provided)
+{
+	pmpi_ensure();
+	if (!pmpi_g.ready)
+		return PMPI_Query_thread(provided);
+	*provided = pmpi_g.provided_app;
+	return MPI_SUCCESS;
+}
+
+static void print_stats(void)
+{
+	int rank = 0;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	fprintf(stderr,
+	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
+	        "delegated waits %llu, eager limit %ld B (%s), background progress %s\n",
+	        rank, pmpi_g.local_rank, pmpi_g.local_size,
+	        (unsigned long long)atomic_load(&pmpi_g.tracked),
+	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
+	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits), pmpi_g.eager_limit,
+	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off");
+}
+
+PMPI_EXPORT int MPI_Finalize(void)
+{
+	pthread_mutex_lock(&setup_lock);
+	if (pmpi_g.ready) {
+		/* Stop and drain the engine first: after PMPI_Finalize no ltask
+		 * may call MPI. Requests still pending are completed by
+		 * PMPI_Finalize itself as the standard requires. */
+		progress_shutdown();
+		if (pmpi_g.stats)
+			print_stats();
+		piano_finalize();
+		PMPI_Comm_free(&pmpi_g.progress_comm);
+		pmpi_g.ready = 0;
+		pmpi_g.threaded = 0;
+	}
+	pthread_mutex_unlock(&setup_lock);
+	return PMPI_Finalize();
+}

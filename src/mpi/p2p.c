@@ -1,0 +1,144 @@
+/*
+ * Point-to-point operations. Non-blocking and persistent calls go straight
+ * to the MPI; the request is tracked when the message may need the peer's
+ * cooperation (larger than the eager limit). Blocking Send/Recv become
+ * Isend/Irecv + a wait handed to the engine, so many threads blocked in
+ * them cost one poller, not one spinning core each.
+ */
+#include "mpi_internal.h"
+
+static bool delegate_ok(void)
+{
+	return pmpi_g.threaded && !piano_ltask_current();
+}
+
+static int track_new(int rc, int count, MPI_Datatype dt, MPI_Request *req, bool persistent)
+{
+	if (rc != MPI_SUCCESS || !pmpi_g.threaded)
+		return rc;
+	long bytes;
+	if (pmpi_type_bytes(count, dt, &bytes) == 0 && bytes <= pmpi_g.eager_limit) {
+		atomic_fetch_add_explicit(&pmpi_g.bypassed, 1, memory_order_relaxed);
+		return rc;
+	}
+	track_add(*req, persistent, !persistent);
+	return rc;
+}
+
+#define SEND_ARGS const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm
+#define SEND_NAMES buf, count, dt, dest, tag, comm
+#define RECV_ARGS void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm
+#define RECV_NAMES buf, count, dt, src, tag, comm
+
+PMPI_EXPORT int MPI_Isend(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Isend(SEND_NAMES, req), count, dt, req, false);
+}
+
+PMPI_EXPORT int MPI_Ibsend(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Ibsend(SEND_NAMES, req), count, dt, req, false);
+}
+
+PMPI_EXPORT int MPI_Issend(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	/* Synchronous mode always waits for the receiver: track any size. */
+	return track_new(PMPI_Issend(SEND_NAMES, req), count, dt, req, false);
+}
+
+PMPI_EXPORT int MPI_Irsend(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Irsend(SEND_NAMES, req), count, dt, req, false);
+}
+
+PMPI_EXPORT int MPI_Irecv(RECV_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Irecv(RECV_NAMES, req), count, dt, req, false);
+}
+
+PMPI_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg,
+                           MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Imrecv(buf, count, dt, msg, req), count, dt, req, false);
+}
+
+PMPI_EXPORT int MPI_Send_init(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Send_init(SEND_NAMES, req), count, dt, req, true);
+}
+
+PMPI_EXPORT int MPI_Bsend_init(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Bsend_init(SEND_NAMES, req), count, dt, req, true);
+}
+
+PMPI_EXPORT int MPI_Ssend_init(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Ssend_init(SEND_NAMES, req), count, dt, req, true);
+}
+
+PMPI_EXPORT int MPI_Rsend_init(SEND_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Rsend_init(SEND_NAMES, req), count, dt, req, true);
+}
+
+PMPI_EXPORT int MPI_Recv_init(RECV_ARGS, MPI_Request *req)
+{
+	pmpi_ensure();
+	return track_new(PMPI_Recv_init(RECV_NAMES, req), count, dt, req, true);
+}
+
+PMPI_EXPORT int MPI_Start(MPI_Request *req)
+{
+	pmpi_ensure();
+	int rc = PMPI_Start(req);
+	if (rc == MPI_SUCCESS && pmpi_g.threaded)
+		track_start(*req);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
+{
+	pmpi_ensure();
+	int rc = PMPI_Startall(n, reqs);
+	if (rc == MPI_SUCCESS && pmpi_g.threaded)
+		for (int i = 0; i < n; i++)
+			track_start(reqs[i]);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Send(SEND_ARGS)
+{
+	pmpi_ensure();
+	if (!delegate_ok())
+		return PMPI_Send(SEND_NAMES);
+	MPI_Request r;
+	int rc = PMPI_Isend(SEND_NAMES, &r);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = &r, .statuses = MPI_STATUS_IGNORE };
+	return waitop_delegate(&op);
+}
+
+PMPI_EXPORT int MPI_Recv(RECV_ARGS, MPI_Status *status)
+{
+	pmpi_ensure();
+	if (!delegate_ok())
+		return PMPI_Recv(RECV_NAMES, status);
+	MPI_Request r;
+	int rc = PMPI_Irecv(RECV_NAMES, &r);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = &r, .statuses = status };
+	return waitop_delegate(&op);
+}

@@ -1,0 +1,92 @@
+/*
+ * Deterministic proof of background progress. Rank 1 starts a large
+ * receive (or a non-blocking broadcast) and then spins WITHOUT calling MPI
+ * until rank 0 reports, through MPI shared memory, that its MPI_Wait on the
+ * matching operation returned. The rendezvous needs rank 1's MPI to answer,
+ * so this only finishes if something progresses rank 1's MPI in the
+ * background. A generous timeout turns "no progress" into a failure.
+ *
+ * usage: test_progress p2p|coll
+ */
+#include "mpitest.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#define LEN (16 << 20)
+#define TIMEOUT_S 20.0
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void start(int coll, int rank, char *buf, MPI_Request *req)
+{
+	if (coll)
+		CHECK_MPI(MPI_Ibcast(buf, LEN, MPI_CHAR, 0, MPI_COMM_WORLD, req));
+	else if (rank == 0)
+		CHECK_MPI(MPI_Isend(buf, LEN, MPI_CHAR, 1, 7, MPI_COMM_WORLD, req));
+	else
+		CHECK_MPI(MPI_Irecv(buf, LEN, MPI_CHAR, 0, 7, MPI_COMM_WORLD, req));
+}
+
+int main(int argc, char **argv)
+{
+	int provided, rank, size;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	CHECK(size == 2);
+	int coll = argc > 1 && strcmp(argv[1], "coll") == 0;
+
+	MPI_Comm node;
+	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+	int nsize;
+	MPI_Comm_size(node, &nsize);
+	CHECK(nsize == 2); /* the flag lives in node-local shared memory */
+	MPI_Win win;
+	_Atomic int *flag;
+	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1,
+	                                  MPI_INFO_NULL, node, &flag, &win));
+	MPI_Aint sz;
+	int disp;
+	CHECK_MPI(MPI_Win_shared_query(win, 0, &sz, &disp, &flag));
+	if (rank == 0)
+		atomic_store(flag, 0);
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	char *buf = malloc(LEN);
+	CHECK(buf);
+	memset(buf, rank == 0 ? 'x' : 0, LEN);
+	MPI_Request req;
+	start(coll, rank, buf, &req);
+	int ok = 1;
+	if (rank == 0) {
+		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+		atomic_store(flag, 1);
+	} else {
+		double t0 = now();
+		while (!atomic_load(flag)) /* no MPI call in this loop */
+			if (now() - t0 > TIMEOUT_S) {
+				fprintf(stderr, "rank 1: no background progress: rank 0's wait did "
+				                "not return within %.0f s\n", TIMEOUT_S);
+				ok = 0;
+				break;
+			}
+		if (ok)
+			printf("rank 1: rank 0's wait returned after %.3f s without any MPI "
+			       "call on rank 1\n", now() - t0);
+		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+		CHECK(buf[0] == 'x' && buf[LEN - 1] == 'x');
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	MPI_Win_free(&win);
+	MPI_Comm_free(&node);
+	free(buf);
+	MPI_Finalize();
+	return ok ? 0 : 1;
+}
