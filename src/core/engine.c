@@ -218,11 +218,11 @@ PIANO_API int piano_finalize(void)
 	struct piano_engine *e = engine_get();
 	uint64_t deadline = sys_now_ns() + (uint64_t)e->cfg.finalize_timeout_ms * 1000000u;
 	drain(e, deadline);
+	if (e->cfg.stats)
+		piano_stats_print(); /* while the thread counts are still live */
 	threads_stop(e);   /* helpers hand their tasks back to the queues */
 	drain(e, deadline);
 	report_leftovers(e);
-	if (e->cfg.stats)
-		piano_stats_print();
 	atomic_store_explicit(&piano_engine_g, NULL, memory_order_release);
 	stats_free_all(e);
 	pthread_mutex_destroy(&e->stats_lock);

@@ -6,7 +6,10 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll
+ * usage: test_progress p2p|coll [timeout_s (default 20)] [late]
+ * "late" initialises MPI through PMPI_Init_thread, behind the layer's back,
+ * as when piano is loaded after MPI_Init: the layer must set itself up on
+ * the first call it intercepts.
  */
 #include "mpitest.h"
 
@@ -15,7 +18,6 @@
 #include <time.h>
 
 #define LEN (16 << 20)
-#define TIMEOUT_S 20.0
 
 static double now(void)
 {
@@ -37,11 +39,15 @@ static void start(int coll, int rank, char *buf, MPI_Request *req)
 int main(int argc, char **argv)
 {
 	int provided, rank, size;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+	if (argc > 3 && strcmp(argv[3], "late") == 0)
+		PMPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	else
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
 	int coll = argc > 1 && strcmp(argv[1], "coll") == 0;
+	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
 	MPI_Comm node;
 	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
@@ -71,9 +77,9 @@ int main(int argc, char **argv)
 	} else {
 		double t0 = now();
 		while (!atomic_load(flag)) /* no MPI call in this loop */
-			if (now() - t0 > TIMEOUT_S) {
+			if (now() - t0 > timeout_s) {
 				fprintf(stderr, "rank 1: no background progress: rank 0's wait did "
-				                "not return within %.0f s\n", TIMEOUT_S);
+				                "not return within %.0f s\n", timeout_s);
 				ok = 0;
 				break;
 			}
