@@ -106,16 +106,8 @@ long eager_detect(const char **source)
 	static char src[300];
 	const char *env = getenv("PIANO_EAGER_LIMIT");
 	if (env && *env) {
-		char *end;
-		errno = 0;
-		long v = strtol(env, &end, 10);
-		if (errno || end == env || *end || v < 0 || v > 2147483647L) {
-			pmpi_warn("invalid PIANO_EAGER_LIMIT='%s': accepted values are 0..2147483647 "
-			          "(bytes); aborting", env);
-			PMPI_Abort(MPI_COMM_WORLD, 1);
-		}
 		*source = "PIANO_EAGER_LIMIT";
-		return v;
+		return pmpi_env_long("PIANO_EAGER_LIMIT", 0, 0, 2147483647L, "bytes");
 	}
 	long best = cvar_min(src, sizeof(src));
 	if (mpi_uses_ucx()) {

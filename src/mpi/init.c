@@ -4,10 +4,12 @@
  */
 #include "mpi_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct pmpi_state pmpi_g = { .progress_comm = MPI_COMM_NULL };
 
@@ -30,6 +32,35 @@ int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
 	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
 		return -1;
 	*bytes = (long)count * size;
+	return 0;
+}
+
+long pmpi_env_long(const char *name, long def, long min, long max, const char *unit)
+{
+	const char *env = getenv(name);
+	if (!env || !*env)
+		return def;
+	char *end;
+	errno = 0;
+	long v = strtol(env, &end, 10);
+	if (errno || end == env || *end || v < min || v > max) {
+		pmpi_warn("invalid %s='%s': accepted values are %ld..%ld (%s); aborting", name, env,
+		          min, max, unit);
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	return v;
+}
+
+/* Live value of a core setting (after piano_init). */
+static long setting_long(const char *name)
+{
+	int n = 0;
+	piano_setting_count(&n);
+	for (int i = 0; i < n; i++) {
+		struct piano_setting st;
+		if (piano_setting_get(i, &st) == 0 && strcmp(st.name, name) == 0)
+			return strtol(st.value, NULL, 10);
+	}
 	return 0;
 }
 
@@ -76,8 +107,10 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
-	const char *st = getenv("PIANO_STATS");
-	pmpi_g.stats = st && st[0] == '1';
+	pmpi_g.stats = setting_long("PIANO_STATS") != 0;
+	pmpi_g.spin_ns = (uint64_t)setting_long("PIANO_SPIN_US") * 1000u;
+	pmpi_g.linger_ns = (uint64_t)pmpi_env_long("PIANO_MPI_LINGER_US", 10000, 0, 10000000,
+	                                           "microseconds") * 1000u;
 	PMPI_Comm_dup(MPI_COMM_WORLD, &pmpi_g.progress_comm);
 	local_rank();
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);

@@ -33,6 +33,8 @@ struct pmpi_state {
 	MPI_Comm progress_comm;  /* private, for PMPI_Iprobe */
 	piano_ltask_t *progress;
 	int stats;
+	uint64_t spin_ns;        /* PIANO_SPIN_US: native spin of a lone waiter */
+	uint64_t linger_ns;      /* PIANO_MPI_LINGER_US */
 	int local_rank, local_size;
 	_Atomic int finalizing;
 	/* counters */
@@ -101,6 +103,9 @@ void track_completed(const MPI_Request *before, int n, const int *done_idx, int 
 /* ------------------------------------------------------------ misc */
 
 long eager_detect(const char **source);
+/* Validated integer environment variable; aborts the job with a message
+ * naming the variable and the accepted range when it is invalid. */
+long pmpi_env_long(const char *name, long def, long min, long max, const char *unit);
 void pmpi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);
 

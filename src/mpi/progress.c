@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waitop *wait_head;   /* protected by wait_lock */
@@ -58,25 +59,54 @@ unsigned waitops_serve(void)
 	return work;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool has_work(void)
+{
+	return track_pending() > 0 || !waitops_empty();
+}
+
+/* Owned by the progress task (it never runs on two threads at once). */
+static uint64_t idle_since;
+
 static unsigned progress_fn(void *arg)
 {
 	(void)arg;
 	unsigned work = 0;
 	if (!atomic_load(&pmpi_g.finalizing)) {
-		int flag = 0;
-		/* Any MPI call progresses every pending operation; Iprobe on a
-		 * private communicator does so without matching anything. */
-		PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, pmpi_g.progress_comm, &flag,
-		            MPI_STATUS_IGNORE);
-		work = waitops_serve();
-		if (track_pending() > 0 || !waitops_empty())
+		/* Any MPI call progresses every pending operation: testing the
+		 * waiters' requests does; without waiters, Iprobe on a private
+		 * communicator does so without matching anything. */
+		if (waitops_empty()) {
+			int flag = 0;
+			PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, pmpi_g.progress_comm, &flag,
+			            MPI_STATUS_IGNORE);
+		} else {
+			work = waitops_serve();
+		}
+		if (has_work()) {
+			idle_since = 0;
+			return work;
+		}
+		/* Linger a little before stopping: resubmitting the task wakes
+		 * the engine's parked threads, which a communication pattern of
+		 * short bursts would otherwise pay for at every burst. */
+		uint64_t now = now_ns();
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < pmpi_g.linger_ns)
 			return work;
 	}
+	idle_since = 0;
 	atomic_store(&task_active, 0);
 	/* A submitter may have added work after our check and seen
 	 * task_active == 1: take the flag back and keep running. */
-	if (!atomic_load(&pmpi_g.finalizing) && (track_pending() > 0 || !waitops_empty()) &&
-	    !atomic_exchange(&task_active, 1))
+	if (!atomic_load(&pmpi_g.finalizing) && has_work() && !atomic_exchange(&task_active, 1))
 		return work;
 	piano_ltask_complete(piano_ltask_current());
 	return work;
@@ -138,10 +168,32 @@ int waitop_test(struct waitop *op)
 	return flag || op->rc != MPI_SUCCESS;
 }
 
+/* Threads inside waitop_delegate(); the first one spins natively. */
+static _Atomic int nwaiting;
+
+static bool spin_natively(struct waitop *op)
+{
+	uint64_t end = now_ns() + pmpi_g.spin_ns;
+	do
+		if (waitop_test(op))
+			return true;
+	while (now_ns() < end);
+	return false;
+}
+
 int waitop_delegate(struct waitop *op)
 {
 	if (waitop_test(op))
 		return op->rc;
+	/* Alone: poll the MPI ourselves, as the MPI's own wait would: no
+	 * engine on the latency path of a single-threaded ping-pong. With
+	 * other waiters around, hand over at once so that N waiting threads
+	 * cost one poller. */
+	bool alone = atomic_fetch_add(&nwaiting, 1) == 0;
+	if (alone && spin_natively(op)) {
+		atomic_fetch_sub(&nwaiting, 1);
+		return op->rc;
+	}
 	atomic_fetch_add(&pmpi_g.delegated_waits, 1);
 	piano_cond_init(&op->cond, 0);
 	pthread_mutex_lock(&wait_lock);
@@ -153,8 +205,9 @@ int waitop_delegate(struct waitop *op)
 	atomic_fetch_add(&nwaitops, 1);
 	pthread_mutex_unlock(&wait_lock);
 	progress_kick();
-	/* Spins running the progress task (which tests op), then blocks. */
+	/* Polls through the engine (the progress task tests op), then blocks. */
 	int rc = piano_cond_wait(&op->cond, 1);
+	atomic_fetch_sub(&nwaiting, 1);
 	if (rc) {
 		pmpi_warn("wait failed: %s", piano_strerror(rc));
 		return MPI_ERR_OTHER;
