@@ -143,9 +143,12 @@ PIANO_API int piano_ltask_set_dtor(piano_ltask_t *t, piano_ltask_dtor_fn dtor);
 /*
  * Blocking option: once the task has been polled for `delay_us`
  * microseconds without completing (negative: PIANO_BLOCK_DELAY_US), a free
- * blocking helper thread calls `block` in a loop on its behalf, runs the task
- * after each event and puts it back in its queue. Used when every core is
- * busy and polling would be too slow. Only in state INIT/COMPLETED/CANCELED.
+ * blocking helper thread calls `block` on its behalf and runs the task after
+ * each event; the task then goes back to its queue. Used when every core is
+ * busy and polling would be too slow. With delay_us = 0 the task is purely
+ * event-driven: it goes to a free helper at its first poll and stays there
+ * (block, run, block...) until it finishes. Only in state
+ * INIT/COMPLETED/CANCELED.
  */
 PIANO_API int piano_ltask_set_blocking(piano_ltask_t *t, piano_ltask_block_fn block,
                                        long delay_us);

@@ -46,10 +46,11 @@ static bool ltask_handoff(struct poller *p, struct piano_ltask *t)
 	uint64_t now = sys_now_ns();
 	if (!t->first_poll_ns) {
 		t->first_poll_ns = now;
+		if (t->block_delay_ns) /* delay 0: event-driven, hand over at once */
+			return false;
+	} else if (now - t->first_poll_ns < t->block_delay_ns) {
 		return false;
 	}
-	if (now - t->first_poll_ns < t->block_delay_ns)
-		return false;
 	return helpers_try_take(p->e, t);
 }
 
@@ -83,7 +84,8 @@ unsigned ltask_run(struct poller *p, struct piano_ltask *t)
 		ltask_finish(t, DONE_COMPLETED);
 		return ((w + 1) << 1) | 1u;
 	}
-	if (t->block && !w && ltask_handoff(p, t))
+	/* A helper running the task after an event keeps it (helper_serve). */
+	if (t->block && !w && p->point != PIANO_POINT_BLOCK && ltask_handoff(p, t))
 		return (w << 1) | 1u;
 	if (w)
 		t->first_poll_ns = 0; /* progress: restart the blocking delay */

@@ -223,20 +223,32 @@ static bool helper_check_req(struct piano_ltask *t)
 	return true;
 }
 
+/*
+ * Serves one handed-off task: block, and after an event run the task at
+ * once rather than wait for a poller. A task with a blocking delay goes
+ * back to its queue afterwards; a task with delay 0 is purely event-driven
+ * and stays with the helper (block, run, block...) until it finishes, an
+ * error, or the engine stops.
+ */
 static void helper_serve(struct piano_engine *e, struct poller *p, struct piano_ltask *t)
 {
-	if (helper_check_req(t))
-		return;
-	int r = t->block(t->arg, (int)e->cfg.block_timeout_ms);
-	if (helper_check_req(t))
-		return;
-	if (r > 0) {
-		p->t0 = sys_now_ns();
-		/* The event is here: run the task now rather than wait for a poller. */
-		unsigned w = ltask_run(p, t);
-		poller_end_round(p, w >> 1);
-		if (w & 1u)
+	for (;;) {
+		if (helper_check_req(t))
 			return;
+		if (stopping(e))
+			break;
+		int r = t->block(t->arg, (int)e->cfg.block_timeout_ms);
+		if (helper_check_req(t))
+			return;
+		if (r > 0) {
+			p->t0 = sys_now_ns();
+			unsigned w = ltask_run(p, t);
+			poller_end_round(p, w >> 1);
+			if (w & 1u)
+				return;
+		}
+		if (r < 0 || t->block_delay_ns)
+			break;
 	}
 	helper_resubmit(e, t);
 }

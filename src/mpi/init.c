@@ -88,6 +88,35 @@ static void local_rank(void)
 	PMPI_Comm_free(&node);
 }
 
+/* PIANO_MPI_BLOCKING: auto (watch sockets when a blocking helper exists),
+ * timer (never: the timer thread alone bounds reaction when cores are busy),
+ * block (always; an error without helpers). */
+static void blocking_setup(void)
+{
+	const char *mode = getenv("PIANO_MPI_BLOCKING");
+	if (!mode || !*mode)
+		mode = "auto";
+	if (strcmp(mode, "auto") && strcmp(mode, "timer") && strcmp(mode, "block")) {
+		pmpi_warn("invalid PIANO_MPI_BLOCKING='%s': accepted values are auto, timer, "
+		          "block; aborting", mode);
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	pmpi_g.blocking = mode;
+	long helpers = setting_long("PIANO_BLOCK_HELPERS");
+	if (!strcmp(mode, "block") && (helpers < 1 || !pmpi_g.threaded)) {
+		pmpi_warn("PIANO_MPI_BLOCKING=block needs background progress and "
+		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting", helpers);
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (!pmpi_g.threaded || helpers < 1 || !strcmp(mode, "timer"))
+		return;
+	int rc = watch_setup();
+	if (rc)
+		pmpi_warn("cannot start the socket watcher (%s): the timer alone bounds "
+		          "reaction when every core is busy", piano_strerror(rc));
+	pmpi_g.watching = rc == 0;
+}
+
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
 static void setup(int real)
 {
@@ -119,6 +148,7 @@ static void setup(int real)
 		pmpi_warn("cannot create the progress task: %s; aborting", piano_strerror(rc));
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	blocking_setup();
 	pmpi_g.ready = 1;
 	atomic_store(&ready_flag, 1);
 }
@@ -177,12 +207,14 @@ static void print_stats(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
-	        "delegated waits %llu, eager limit %ld B (%s), background progress %s\n",
+	        "delegated waits %llu, eager limit %ld B (%s), background progress %s, "
+	        "socket watcher %s (PIANO_MPI_BLOCKING=%s)\n",
 	        rank, pmpi_g.local_rank, pmpi_g.local_size,
 	        (unsigned long long)atomic_load(&pmpi_g.tracked),
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits), pmpi_g.eager_limit,
-	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off");
+	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off",
+	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-");
 }
 
 PMPI_EXPORT int MPI_Finalize(void)
@@ -192,6 +224,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		/* Stop and drain the engine first: after PMPI_Finalize no ltask
 		 * may call MPI. Requests still pending are completed by
 		 * PMPI_Finalize itself as the standard requires. */
+		watch_shutdown();
 		progress_shutdown();
 		if (pmpi_g.stats)
 			print_stats();

@@ -35,6 +35,8 @@ struct pmpi_state {
 	int stats;
 	uint64_t spin_ns;        /* PIANO_SPIN_US: native spin of a lone waiter */
 	uint64_t linger_ns;      /* PIANO_MPI_LINGER_US */
+	const char *blocking;    /* PIANO_MPI_BLOCKING: auto, timer or block */
+	int watching;            /* the socket watcher runs */
 	int local_rank, local_size;
 	_Atomic int finalizing;
 	/* counters */
@@ -99,6 +101,10 @@ bool waitops_empty(void);
 /* Bookkeeping after a completion call: for each completed index i, the
  * handle it had before the call is marked done. */
 void track_completed(const MPI_Request *before, int n, const int *done_idx, int ndone);
+
+/* Socket watcher (watch.c): kernel-blocking progress for socket transports. */
+int watch_setup(void);
+void watch_shutdown(void);
 
 /* ------------------------------------------------------------ misc */
 
