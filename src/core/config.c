@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { K_LONG, K_BOOL, K_LEVEL, K_LEVEL_OR_NONE };
+#include <hwloc.h>
+
+enum kind { K_LONG, K_BOOL, K_LEVEL, K_LEVEL_OR_NONE, K_CPUS };
 
 struct setting {
 	const char *name;
@@ -22,7 +24,7 @@ struct setting {
 	int is_int;          /* field is int, not long */
 	const char *range;
 	const char *help;
-	char live[32];       /* value after the last successful load */
+	char live[256];      /* value after the last successful load */
 };
 
 #define F(field) offsetof(struct piano_config, field)
@@ -56,6 +58,9 @@ static struct setting settings[] = {
 	  "0..3600000", "how long finalize drains pending ltasks (ms)", "" },
 	{ "PIANO_STATS", K_BOOL, "0", 0, 1, F(stats), 1, "0 or 1",
 	  "print per-polling-point counters at finalize", "" },
+	{ "PIANO_BIND_CPUS", K_CPUS, "", 0, 0, F(bind_cpus), 0,
+	  "hwloc cpu list (e.g. 0-3,8) or empty",
+	  "CPUs for idle, timer and helper threads (empty: anywhere)", "" },
 };
 
 #define NSETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))
@@ -94,11 +99,25 @@ static int parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+/* A cpu list must parse and fit the field; the topology check comes later. */
+static int parse_cpus(const char *s)
+{
+	if (!*s)
+		return 0;
+	if (strlen(s) >= sizeof(((struct piano_config *)0)->bind_cpus))
+		return -1;
+	hwloc_bitmap_t b = hwloc_bitmap_alloc();
+	int rc = (!b || hwloc_bitmap_list_sscanf(b, s) < 0 || hwloc_bitmap_iszero(b)) ? -1 : 0;
+	hwloc_bitmap_free(b);
+	return rc;
+}
+
 static int parse_one(const struct setting *st, const char *s, long *v)
 {
 	switch (st->kind) {
 	case K_LEVEL: return parse_level(s, 0, v);
 	case K_LEVEL_OR_NONE: return parse_level(s, 1, v);
+	case K_CPUS: *v = 0; return parse_cpus(s);
 	case K_BOOL:
 	case K_LONG: break;
 	}
@@ -111,10 +130,12 @@ static int parse_one(const struct setting *st, const char *s, long *v)
 	return 0;
 }
 
-static void store(struct piano_config *cfg, const struct setting *st, long v)
+static void store(struct piano_config *cfg, const struct setting *st, const char *s, long v)
 {
 	char *p = (char *)cfg + st->offset;
-	if (st->is_int)
+	if (st->kind == K_CPUS)
+		snprintf(p, sizeof(cfg->bind_cpus), "%s", s);
+	else if (st->is_int)
 		*(int *)p = (int)v;
 	else
 		*(long *)p = v;
@@ -134,7 +155,7 @@ int config_load(struct piano_config *cfg)
 			           st->name, s, st->range, st->help);
 			return PIANO_ECONFIG;
 		}
-		store(&tmp, st, v);
+		store(&tmp, st, s, v);
 	}
 	*cfg = tmp;
 	return 0;
@@ -144,6 +165,10 @@ static void format_value(const struct setting *st, const struct piano_config *cf
                          char *buf, size_t len)
 {
 	const char *p = (const char *)cfg + st->offset;
+	if (st->kind == K_CPUS) {
+		snprintf(buf, len, "%s", p);
+		return;
+	}
 	long v = st->is_int ? *(const int *)p : *(const long *)p;
 	if (st->kind == K_LEVEL || st->kind == K_LEVEL_OR_NONE)
 		snprintf(buf, len, "%s", config_level_name((int)v));

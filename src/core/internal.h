@@ -34,6 +34,7 @@ struct piano_config {
 	long location_refresh_us;
 	long finalize_timeout_ms;
 	int stats;
+	char bind_cpus[256];      /* PIANO_BIND_CPUS, hwloc list; "" = anywhere */
 };
 
 /* Reads and validates the environment. PIANO_ECONFIG after printing why. */
@@ -144,6 +145,7 @@ struct piano_engine {
 	pthread_t timer_thread;
 	int has_timer;
 	struct helper_pool helpers;
+	hwloc_bitmap_t bind_set;    /* PIANO_BIND_CPUS parsed, NULL = anywhere */
 
 	pthread_mutex_t stats_lock;
 	_Atomic(struct stats_block *) stats_head;

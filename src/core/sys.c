@@ -58,6 +58,8 @@ int sys_sched_lowest(void)
 
 void sys_yield(void) { sched_yield(); }
 
+void sys_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
 void sys_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),

@@ -33,6 +33,9 @@ int sys_sched_normal(void);
 /* Lowest SCHED_OTHER priority (nice 19), the fallback for SCHED_IDLE. */
 int sys_sched_lowest(void);
 
+/* Names the calling thread (visible in /proc/self/task/TID/comm, top, gdb). */
+void sys_thread_name(const char *name);
+
 void sys_yield(void);
 /* Relative sleep in nanoseconds. */
 void sys_sleep_ns(uint64_t ns);

@@ -75,12 +75,24 @@ static unsigned idle_round(struct poller *p, struct idle_thread *it, uint64_t r,
 	return work;
 }
 
+/* Binds the calling thread to `set` restricted to PIANO_BIND_CPUS. */
+static void bind_thread(struct piano_engine *e, hwloc_const_cpuset_t set)
+{
+	hwloc_bitmap_t b = hwloc_bitmap_dup(set ? set : hwloc_topology_get_topology_cpuset(e->topo));
+	if (!b)
+		return;
+	if (e->bind_set)
+		hwloc_bitmap_and(b, b, e->bind_set);
+	if (!hwloc_bitmap_iszero(b) && hwloc_set_cpubind(e->topo, b, HWLOC_CPUBIND_THREAD) != 0 &&
+	    !atomic_flag_test_and_set(&warned_bind))
+		piano_warn("cannot bind piano threads (hwloc_set_cpubind failed); they run unbound");
+	hwloc_bitmap_free(b);
+}
+
 static void idle_setup(struct idle_thread *it)
 {
 	struct piano_engine *e = it->e;
-	if (hwloc_set_cpubind(e->topo, it->obj->cpuset, HWLOC_CPUBIND_THREAD) != 0 &&
-	    !atomic_flag_test_and_set(&warned_bind))
-		piano_warn("cannot bind idle threads (hwloc_set_cpubind failed); they run unbound");
+	bind_thread(e, it->obj->cpuset);
 	if (sys_sched_idle() != 0) {
 		if (!atomic_flag_test_and_set(&warned_idle))
 			piano_warn("SCHED_IDLE unavailable; idle threads run at the lowest "
@@ -108,6 +120,7 @@ static void *idle_main(void *arg)
 	struct idle_thread *it = arg;
 	struct piano_engine *e = it->e;
 	const struct piano_config *cfg = &e->cfg;
+	sys_thread_name("piano-idle");
 	idle_setup(it);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_IDLE);
@@ -154,15 +167,19 @@ static int idle_start(struct piano_engine *e)
 	if (!its)
 		return PIANO_ENOMEM;
 	e->idle_threads = its;
-	for (int i = 0; i < n; i++) {
-		int rc = idle_prepare(e, &its[i], hwloc_get_obj_by_type(e->topo, type, (unsigned)i));
+	for (int i = 0, k = 0; i < n; i++) {
+		hwloc_obj_t obj = hwloc_get_obj_by_type(e->topo, type, (unsigned)i);
+		/* With PIANO_BIND_CPUS, only objects that have one of its CPUs. */
+		if (e->bind_set && !hwloc_bitmap_intersects(obj->cpuset, e->bind_set))
+			continue;
+		int rc = idle_prepare(e, &its[k], obj);
 		if (rc)
 			return rc;
-		if (pthread_create(&its[i].tid, NULL, idle_main, &its[i])) {
-			free(its[i].down);
+		if (pthread_create(&its[k].tid, NULL, idle_main, &its[k])) {
+			free(its[k].down);
 			return PIANO_ESYS;
 		}
-		e->nidle++;
+		e->nidle = ++k;
 	}
 	return 0;
 }
@@ -173,6 +190,9 @@ static void *timer_main(void *arg)
 {
 	struct piano_engine *e = arg;
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	sys_thread_name("piano-timer");
+	if (e->bind_set)
+		bind_thread(e, e->bind_set);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_TIMER);
 	while (!stopping(e)) {
@@ -257,6 +277,9 @@ static void *helper_main(void *arg)
 {
 	struct piano_engine *e = arg;
 	struct helper_pool *h = &e->helpers;
+	sys_thread_name("piano-block");
+	if (e->bind_set)
+		bind_thread(e, e->bind_set);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_BLOCK);
 	pthread_mutex_lock(&h->lock);

@@ -133,6 +133,27 @@ static int map_cpus(struct piano_engine *e)
 	return 0;
 }
 
+/* PIANO_BIND_CPUS must name at least one CPU of this machine. */
+static int bind_set_build(struct piano_engine *e)
+{
+	if (!e->cfg.bind_cpus[0])
+		return 0;
+	hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(e->topo);
+	e->bind_set = hwloc_bitmap_alloc();
+	if (!e->bind_set)
+		return PIANO_ENOMEM;
+	hwloc_bitmap_list_sscanf(e->bind_set, e->cfg.bind_cpus);
+	hwloc_bitmap_and(e->bind_set, e->bind_set, all);
+	if (hwloc_bitmap_iszero(e->bind_set)) {
+		char buf[128];
+		hwloc_bitmap_list_snprintf(buf, sizeof(buf), all);
+		piano_warn("invalid PIANO_BIND_CPUS='%s': no CPU of this machine (CPUs %s)",
+		           e->cfg.bind_cpus, buf);
+		return PIANO_ECONFIG;
+	}
+	return 0;
+}
+
 /* realloc() only guarantees 16-byte alignment; queues keep their
  * submission and owner sides on separate cache lines, so move them to
  * cache-line aligned memory before anyone touches the atomics. */
@@ -159,6 +180,11 @@ int topo_build(struct piano_engine *e)
 		goto undo_queues;
 	if (realign(e) < 0 || link_children(e) < 0 || map_cpus(e) < 0)
 		goto undo_queues;
+	int rc = bind_set_build(e);
+	if (rc) {
+		topo_free(e);
+		return rc;
+	}
 	return 0;
 undo_queues:
 	topo_free(e);
@@ -171,6 +197,8 @@ undo_init:
 
 void topo_free(struct piano_engine *e)
 {
+	hwloc_bitmap_free(e->bind_set);
+	e->bind_set = NULL;
 	for (int i = 0; i < e->nqueues; i++) {
 		hwloc_bitmap_free(e->queues[i].cpuset);
 		free(e->queues[i].children);

@@ -13,6 +13,9 @@
 
 struct pmpi_state pmpi_g = { .progress_comm = MPI_COMM_NULL };
 
+/* Extra context for a piano_init failure (set by placement()). */
+static const char *pmpi_warn_hint = "";
+
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready_flag;
 
@@ -117,9 +120,47 @@ static void blocking_setup(void)
 	pmpi_g.watching = rc == 0;
 }
 
+/*
+ * PIANO_MPI_CPU_LIST="A_B_C": local rank i places its engine threads on CPU
+ * list element i modulo the count (paper 002, section 3.5); each element is
+ * an hwloc list ("0", "0-3,8"). It sets PIANO_BIND_CPUS for this process.
+ */
+static void placement(void)
+{
+	const char *list = getenv("PIANO_MPI_CPU_LIST");
+	if (!list || !*list)
+		return;
+	const char *bind = getenv("PIANO_BIND_CPUS");
+	if (bind && *bind) {
+		pmpi_warn("PIANO_MPI_CPU_LIST and PIANO_BIND_CPUS are both set: set only one; "
+		          "aborting");
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	int n = 1;
+	for (const char *p = list; *p; p++)
+		n += *p == '_';
+	int want = pmpi_g.local_rank % n;
+	const char *start = list;
+	for (int i = 0; i < want; i++)
+		start = strchr(start, '_') + 1;
+	size_t len = strcspn(start, "_");
+	char elem[256];
+	if (len == 0 || len >= sizeof(elem)) {
+		pmpi_warn("invalid PIANO_MPI_CPU_LIST='%s': expected CPU lists separated by '_', "
+		          "one per local rank (e.g. 0_2_4 or 0-1_2-3); aborting", list);
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memcpy(elem, start, len);
+	elem[len] = '\0';
+	pmpi_warn_hint = "PIANO_BIND_CPUS came from PIANO_MPI_CPU_LIST for this local rank";
+	setenv("PIANO_BIND_CPUS", elem, 1); /* piano_init validates it */
+}
+
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
 static void setup(int real)
 {
+	local_rank();
+	placement();
 	if (real < MPI_THREAD_MULTIPLE) {
 		pmpi_warn("the MPI library provides %s, not MPI_THREAD_MULTIPLE: piano runs in "
 		          "explicit-polling mode, without background progress",
@@ -128,8 +169,8 @@ static void setup(int real)
 	}
 	int rc = piano_init();
 	if (rc) {
-		pmpi_warn("piano_init failed: %s; aborting (fix the setting reported above)",
-		          piano_strerror(rc));
+		pmpi_warn("piano_init failed: %s; aborting (fix the setting reported above) %s",
+		          piano_strerror(rc), pmpi_warn_hint);
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	int nidle = 0, ntimer = 0;
@@ -141,7 +182,6 @@ static void setup(int real)
 	pmpi_g.linger_ns = (uint64_t)pmpi_env_long("PIANO_MPI_LINGER_US", 10000, 0, 10000000,
 	                                           "microseconds") * 1000u;
 	PMPI_Comm_dup(MPI_COMM_WORLD, &pmpi_g.progress_comm);
-	local_rank();
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	rc = progress_setup();
 	if (rc) {
