@@ -210,10 +210,33 @@ void pmpi_ensure(void)
 	pthread_mutex_unlock(&setup_lock);
 }
 
+/*
+ * PIANO_MPI_THREAD_LEVEL: the level piano asks the MPI for (default
+ * multiple, which background progress needs). A lower level keeps piano
+ * loaded in explicit-polling mode, e.g. for an MPI whose MULTIPLE mode is
+ * slow or broken.
+ */
+static int piano_thread_request(void)
+{
+	static const char *names[] = { "single", "funneled", "serialized", "multiple" };
+	static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
+	                              MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE };
+	const char *env = getenv("PIANO_MPI_THREAD_LEVEL");
+	if (!env || !*env)
+		return MPI_THREAD_MULTIPLE;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(env, names[i]) == 0)
+			return levels[i];
+	/* MPI is not initialised yet: no PMPI_Abort possible. */
+	pmpi_warn("invalid PIANO_MPI_THREAD_LEVEL='%s': accepted values are single, funneled, "
+	          "serialized, multiple; exiting", env);
+	exit(1);
+}
+
 PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	int real = MPI_THREAD_SINGLE;
-	int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &real);
+	int real = MPI_THREAD_SINGLE, want = piano_thread_request();
+	int rc = PMPI_Init_thread(argc, argv, required > want ? required : want, &real);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	/* The application gets the level it asked for, as far as MPI gives it. */
