@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -91,6 +92,9 @@ static int parse_level(const char *s, int allow_none, long *out)
 static int parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;
+	/* strtol accepts leading blanks and '+': only plain integers here. */
+	if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
+		return -1;
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end != '\0' || v < min || v > max)

@@ -61,12 +61,16 @@ static bool ltask_handoff(struct poller *p, struct piano_ltask *t)
  */
 unsigned ltask_run(struct poller *p, struct piano_ltask *t)
 {
-	unsigned req = atomic_load_explicit(&t->req, memory_order_acquire);
+	/* Store RUNNING, then read req; request() sets req, then reads state
+	 * (both seq_cst). Whoever comes second sees the other: a request made
+	 * while the task still reads QUEUED is seen here, so a cancelled task
+	 * never starts again. */
+	atomic_store_explicit(&t->state, PIANO_LTASK_RUNNING, memory_order_seq_cst);
+	unsigned req = atomic_load_explicit(&t->req, memory_order_seq_cst);
 	if (req) {
 		ltask_finish(t, (req & REQ_CANCEL) ? DONE_CANCELED : DONE_COMPLETED);
 		return (1u << 1) | 1u;
 	}
-	atomic_store_explicit(&t->state, PIANO_LTASK_RUNNING, memory_order_relaxed);
 	struct piano_ltask *saved = ltask_current_tls;
 	ltask_current_tls = t;
 	unsigned w = t->fn(t->arg);
@@ -243,7 +247,8 @@ static int request(struct piano_ltask *t, unsigned bit)
 		return PIANO_EINVAL;
 	if (!in_flight(t))
 		return PIANO_ESTATE;
-	atomic_fetch_or_explicit(&t->req, bit, memory_order_release);
+	/* seq_cst: pairs with the RUNNING store in ltask_run(). */
+	atomic_fetch_or_explicit(&t->req, bit, memory_order_seq_cst);
 	return 0;
 }
 

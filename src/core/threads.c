@@ -39,10 +39,20 @@ struct idle_thread {
 	pthread_t tid;
 };
 
-static void pause_us(const struct piano_config *cfg, long us)
+/* Sleeps for ns, or until threads_stop() or a submit wakes parked threads:
+ * finalize never waits for a long idle pause or timer period. */
+static void engine_sleep(struct piano_engine *e, uint64_t ns)
 {
+	uint32_t seq = atomic_load_explicit(&e->park_seq, memory_order_seq_cst);
+	if (!stopping(e))
+		sys_futex_wait((uint32_t *)&e->park_seq, seq, ns);
+}
+
+static void pause_us(struct piano_engine *e, long us)
+{
+	const struct piano_config *cfg = &e->cfg;
 	if (us >= cfg->idle_yield_us) {
-		sys_sleep_ns((uint64_t)us * 1000u);
+		engine_sleep(e, (uint64_t)us * 1000u);
 		return;
 	}
 	/* Sleeps shorter than the timer slack (~50 us) are not honoured by the
@@ -130,9 +140,9 @@ static void *idle_main(void *arg)
 		unsigned work = idle_round(&p, it, r, &busy);
 		poller_end_round(&p, work);
 		if (busy)
-			pause_us(cfg, cfg->idle_period_us);
+			pause_us(e, cfg->idle_period_us);
 		else if (engine_has_work(e))
-			pause_us(cfg, cfg->idle_period_us * cfg->idle_coef);
+			pause_us(e, cfg->idle_period_us * cfg->idle_coef);
 		else
 			park(e, 0);
 	}
@@ -200,7 +210,9 @@ static void *timer_main(void *arg)
 			park(e, 0);
 			continue;
 		}
-		sys_sleep_ns(period);
+		engine_sleep(e, period);
+		if (stopping(e))
+			break;
 		unsigned work = engine_poll_all(&p);
 		poller_end_round(&p, work);
 	}
