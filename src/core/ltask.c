@@ -93,7 +93,9 @@ unsigned ltask_run(struct poller *p, struct piano_ltask *t)
 		return (w << 1) | 1u;
 	if (w)
 		t->first_poll_ns = 0; /* progress: restart the blocking delay */
-	atomic_store_explicit(&t->state, PIANO_LTASK_QUEUED, memory_order_relaxed);
+	atomic_store_explicit(&t->state,
+	                      p->point == PIANO_POINT_BLOCK ? PIANO_LTASK_BLOCKED : PIANO_LTASK_QUEUED,
+	                      memory_order_relaxed);
 	return w << 1;
 }
 
