@@ -35,6 +35,7 @@ struct idle_thread {
 	hwloc_obj_t obj;
 	int *down;     /* queues inside obj's cpuset, polled every round */
 	int ndown;
+	int cover;     /* deepest queue covering obj: the thread's own level */
 	int anchor;    /* first ancestor queue polled at a divided frequency */
 	pthread_t tid;
 };
@@ -73,12 +74,13 @@ static unsigned idle_round(struct poller *p, struct idle_thread *it, uint64_t r,
 		*busy |= queue_busy(q);
 		work += queue_poll(p, q);
 	}
-	uint64_t base = it->anchor >= 0 ? e->queues[it->anchor].div : 1;
+	uint64_t base = e->queues[it->cover].div;
 	for (int a = it->anchor; a >= 0; a = e->queues[a].parent) {
 		struct piano_queue *q = &e->queues[a];
 		*busy |= queue_busy(q);
 		/* A parent is shared by all its children's pollers: each polls it
-		 * 1/nsiblings of the time, so the parent sees one poll per round. */
+		 * 1/nsiblings of the time (div(own) / div(ancestor) rounds), so the
+		 * parent sees about one poll per round (paper 000, IV-A). */
 		if (r % (base / q->div) == 0)
 			work += queue_poll(p, q);
 	}
@@ -160,6 +162,7 @@ static int idle_prepare(struct piano_engine *e, struct idle_thread *it, hwloc_ob
 		if (hwloc_bitmap_isincluded(e->queues[i].cpuset, obj->cpuset))
 			it->down[it->ndown++] = i;
 	int cover = topo_queue_for_set(e, obj->cpuset);
+	it->cover = cover;
 	bool cover_down = hwloc_bitmap_isincluded(e->queues[cover].cpuset, obj->cpuset);
 	it->anchor = cover_down ? e->queues[cover].parent : cover;
 	return 0;

@@ -1,0 +1,265 @@
+/*
+ * piano-info: prints what the piano engine sees and how it is configured.
+ *
+ * Initialises the engine with the current environment, then prints the
+ * version, the hwloc topology, the queue tree, the progression threads, the
+ * calling thread's local queue and every setting (live value, default,
+ * accepted range). With --stats it also runs a small ltask and a few explicit
+ * polls, then prints the per-polling-point counters.
+ *
+ * Exit status: 0 on success, 1 when piano_init() or another call fails
+ * (e.g. an invalid PIANO_* variable: the engine names it on stderr), 2 on a
+ * usage error.
+ */
+#include <piano/piano.h>
+
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *prog = "piano-info";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: %s [--stats] [--help]\n"
+	        "\n"
+	        "Initialises piano with the current environment and prints its version,\n"
+	        "the hwloc topology, the queue tree, the progression threads, the local\n"
+	        "queue of the calling thread and every PIANO_* setting (live value,\n"
+	        "default, accepted range). See docs/configuration.md.\n"
+	        "\n"
+	        "  --stats   also run a small ltask and a few piano_poll() calls, then\n"
+	        "            print the per-polling-point statistics (on stderr)\n"
+	        "  --help    print this help and exit\n"
+	        "\n"
+	        "Exit status: 0 on success, 1 if piano fails (e.g. an invalid PIANO_*\n"
+	        "variable, reported on stderr), 2 on a usage error.\n",
+	        prog);
+}
+
+/* Reports a failed piano call and returns 1 (the exit status). */
+static int fail(const char *what, int rc)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s failed: %s (%d)\n", prog, what, piano_strerror(rc), rc);
+	return 1;
+}
+
+static int count_type(hwloc_topology_t topo, hwloc_obj_type_t type)
+{
+	int n = hwloc_get_nbobjs_by_type(topo, type);
+	return n < 0 ? 0 : n;
+}
+
+static void print_topology(hwloc_topology_t topo)
+{
+	unsigned api = hwloc_get_api_version();
+	printf("Topology (hwloc API %u.%u)\n", api >> 16, (api >> 8) & 0xffu);
+	printf("  machines: %d, packages: %d, cores: %d, PUs: %d\n",
+	       count_type(topo, HWLOC_OBJ_MACHINE), count_type(topo, HWLOC_OBJ_PACKAGE),
+	       count_type(topo, HWLOC_OBJ_CORE), count_type(topo, HWLOC_OBJ_PU));
+	if (hwloc_topology_is_thissystem(topo))
+		printf("  source: this system\n");
+	else
+		printf("  source: synthetic or XML topology (not this system): "
+		       "binding is not effective\n");
+}
+
+static int print_queues(void)
+{
+	int n, rc;
+	if ((rc = piano_queue_count(&n)))
+		return fail("piano_queue_count", rc);
+	printf("Queue tree (%d queue%s)\n", n, n == 1 ? "" : "s");
+	printf("  %-24s %-7s %-8s %s\n", "index type", "logical", "children", "cpuset");
+	for (int i = 0; i < n; i++) {
+		struct piano_queue_info qi;
+		if ((rc = piano_queue_info(i, &qi)))
+			return fail("piano_queue_info", rc);
+		char label[64];
+		int depth = qi.depth < 0 ? 0 : (qi.depth > 8 ? 8 : qi.depth);
+		snprintf(label, sizeof(label), "%*s%d %s", 2 * depth, "", qi.index,
+		         qi.type ? qi.type : "?");
+		printf("  %-24s L#%-5d %-8d %s\n", label, qi.logical_index, qi.nchildren,
+		       qi.cpuset);
+	}
+	return 0;
+}
+
+static int print_threads(void)
+{
+	static const int points[] = { PIANO_POINT_IDLE, PIANO_POINT_TIMER, PIANO_POINT_BLOCK };
+	printf("Progression threads\n");
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		int n, rc;
+		if ((rc = piano_thread_count(points[i], &n)))
+			return fail("piano_thread_count", rc);
+		const char *name = piano_point_name(points[i]);
+		printf("  %-10s %d\n", name ? name : "?", n);
+	}
+	return 0;
+}
+
+static int print_local(void)
+{
+	int q, rc;
+	struct piano_queue_info qi;
+	if ((rc = piano_queue_local(&q)))
+		return fail("piano_queue_local", rc);
+	if ((rc = piano_queue_info(q, &qi)))
+		return fail("piano_queue_info", rc);
+	printf("Local queue of this thread: %d (%s L#%d, cpuset %s)\n", q,
+	       qi.type ? qi.type : "?", qi.logical_index, qi.cpuset);
+	return 0;
+}
+
+static const char *str(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Values and defaults: an empty string is shown as '' so it reads as one. */
+static const char *val(const char *s)
+{
+	return s && *s ? s : "''";
+}
+
+static int print_settings(void)
+{
+	int n, rc;
+	if ((rc = piano_setting_count(&n)))
+		return fail("piano_setting_count", rc);
+	int wname = (int)strlen("name"), wval = (int)strlen("value");
+	int wdef = (int)strlen("default"), wrange = (int)strlen("range");
+	for (int i = 0; i < n; i++) {
+		struct piano_setting s;
+		if ((rc = piano_setting_get(i, &s)))
+			return fail("piano_setting_get", rc);
+		int l;
+		if ((l = (int)strlen(str(s.name))) > wname)
+			wname = l;
+		if ((l = (int)strlen(val(s.value))) > wval)
+			wval = l;
+		if ((l = (int)strlen(val(s.def))) > wdef)
+			wdef = l;
+		if ((l = (int)strlen(str(s.range))) > wrange)
+			wrange = l;
+	}
+	printf("Settings (%d)\n", n);
+	printf("  %-*s  %-*s  %-*s  %-*s  %s\n", wname, "name", wval, "value", wdef,
+	       "default", wrange, "range", "help");
+	for (int i = 0; i < n; i++) {
+		struct piano_setting s;
+		if ((rc = piano_setting_get(i, &s)))
+			return fail("piano_setting_get", rc);
+		printf("  %-*s  %-*s  %-*s  %-*s  %s\n", wname, str(s.name), wval, val(s.value),
+		       wdef, val(s.def), wrange, str(s.range), str(s.help));
+	}
+	return 0;
+}
+
+/* --stats: a repeating ltask that completes itself after a few runs. */
+struct counter {
+	unsigned runs;
+	unsigned limit;
+};
+
+static unsigned counter_fn(void *arg)
+{
+	struct counter *c = arg;
+	if (++c->runs >= c->limit)
+		piano_ltask_complete(piano_ltask_current());
+	return 1;
+}
+
+static int run_stats(void)
+{
+	struct counter c = { 0, 100 };
+	piano_ltask_t *t;
+	int rc;
+	if ((rc = piano_ltask_create(counter_fn, &c, PIANO_LTASK_REPEAT, &t)))
+		return fail("piano_ltask_create", rc);
+	piano_ltask_set_name(t, "piano-info counter");
+	if ((rc = piano_ltask_submit(t))) {
+		piano_ltask_destroy(t);
+		return fail("piano_ltask_submit", rc);
+	}
+	for (int i = 0; i < 10; i++) {
+		rc = piano_poll();
+		if (rc < 0)
+			break;
+	}
+	int wrc = piano_ltask_wait(t);
+	piano_ltask_destroy(t);
+	if (rc < 0)
+		return fail("piano_poll", rc);
+	if (wrc)
+		return fail("piano_ltask_wait", wrc);
+	printf("Statistics (on stderr) after one ltask (%u runs), 10 piano_poll() calls "
+	       "and a piano_ltask_wait()\n", c.runs);
+	fflush(stdout);
+	if ((rc = piano_stats_print()))
+		return fail("piano_stats_print", rc);
+	fflush(stderr);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int stats = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--stats") == 0) {
+			stats = 1;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	int rc = piano_init();
+	if (rc)
+		return fail("piano_init", rc);
+
+	printf("piano %s (library API %d.%d.%d)\n\n", PIANO_VERSION_STRING,
+	       PIANO_VERSION_MAJOR, PIANO_VERSION_MINOR, PIANO_VERSION_PATCH);
+
+	int status = 0;
+	hwloc_topology_t topo;
+	if ((rc = piano_topology_get(&topo)))
+		status = fail("piano_topology_get", rc);
+	else
+		print_topology(topo);
+	if (!status) {
+		printf("\n");
+		status = print_queues();
+	}
+	if (!status) {
+		printf("\n");
+		status = print_threads();
+	}
+	if (!status) {
+		printf("\n");
+		status = print_local();
+	}
+	if (!status) {
+		printf("\n");
+		status = print_settings();
+	}
+	if (!status && stats) {
+		printf("\n");
+		status = run_stats();
+	}
+
+	fflush(stdout);
+	if ((rc = piano_finalize()))
+		return fail("piano_finalize", rc);
+	if (!status)
+		printf("\npiano-info: done\n");
+	return status;
+}
