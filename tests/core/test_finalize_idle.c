@@ -9,7 +9,7 @@
  * pause, piano_finalize() (PIANO_FINALIZE_TIMEOUT_MS=200) must return within
  * 20 s. Skipped (77) with fewer than 2 cores.
  */
-#include "common.h"
+#include "finalize_guard.h"
 
 static atomic_int forever_runs;
 /* task deliberately left unfinished by finalize: kept reachable */
@@ -20,47 +20,6 @@ static unsigned cb_forever(void *arg)
 	(void)arg;
 	atomic_fetch_add(&forever_runs, 1);
 	return 0;
-}
-
-/* Fails the test if finalize has not returned by the deadline. */
-struct fin_guard {
-	atomic_int done;
-	double limit;
-	const char *what;
-	pthread_t th;
-};
-
-static void *guard_main(void *arg)
-{
-	struct fin_guard *g = arg;
-	double deadline = test_now() + g->limit;
-	while (!atomic_load(&g->done)) {
-		if (test_now() > deadline)
-			FAIL("%s: piano_finalize() has not returned after %.0f s", g->what, g->limit);
-		test_sleep_us(10000);
-	}
-	return NULL;
-}
-
-static void timed_finalize(const char *what, double limit, char *msg, size_t msgsize)
-{
-	static struct fin_guard g;
-	struct test_capture cap;
-	atomic_store(&g.done, 0);
-	g.limit = limit;
-	g.what = what;
-	test_thread_start(&g.th, guard_main, &g);
-	if (msg)
-		test_capture_begin(&cap);
-	double t0 = test_now();
-	int rc = piano_finalize();
-	double dt = test_now() - t0;
-	if (msg)
-		test_capture_end(&cap, msg, msgsize);
-	atomic_store(&g.done, 1);
-	pthread_join(g.th, NULL);
-	CHECK(rc == 0, "%s: piano_finalize() returned %d (%s)", what, rc, test_errname(rc));
-	printf("  %s: finalize took %.3f s\n", what, dt);
 }
 
 static int part_c(void)
