@@ -1,0 +1,237 @@
+/*
+ * bench_mpi_common: what the MPI benchmarks of bench/mpi share.
+ *
+ *  - clocks (CLOCK_MONOTONIC, in microseconds);
+ *  - order statistics (median and quartiles, never means);
+ *  - calibrated fixed work: a dependent floating-point chain whose speed is
+ *    measured once, before MPI_Init, so that anything stealing the core
+ *    (a progress thread, a spinning waiter) makes the work last longer
+ *    instead of being hidden by a clock-based spin;
+ *  - a team of compute threads running that work in small chunks, whose
+ *    throughput can be sampled while the benchmark communicates;
+ *  - the options every program understands (--quick, --csv, --label,
+ *    --help) and list parsing (sizes with K/M suffixes, integers);
+ *  - MPI start-up (MPI_Init_thread with MPI_THREAD_MULTIPLE) and the
+ *    description of the run: MPI library, host, CPUs, affinity, piano
+ *    settings, whether piano is loaded;
+ *  - OSU-style output: a header block of "# " lines, then a table with
+ *    right-aligned columns and two decimals, or CSV whose first columns are
+ *    bench,label,mpi.
+ *
+ * Only rank 0 prints; every printing function is a no-op on other ranks.
+ * Nothing here calls MPI from a compute thread.
+ */
+#ifndef PIANO_BENCH_MPI_COMMON_H
+#define PIANO_BENCH_MPI_COMMON_H
+
+#include <mpi.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------- clocks */
+
+/* CLOCK_MONOTONIC in microseconds. */
+double bm_now_us(void);
+
+/* ------------------------------------------------------------- statistics */
+
+struct bm_stats {
+	long n;
+	double min, p25, median, p75, max;
+};
+
+/* Sorts v[0..n) in place and fills *s (all fields NaN when n == 0).
+ * Quantiles interpolate linearly between the closest ranks. */
+void bm_stats(double *v, long n, struct bm_stats *s);
+/* Quantile q in [0, 1] of an already sorted array. */
+double bm_quantile_sorted(const double *v, long n, double q);
+
+/* ------------------------------------------------------ calibrated work */
+
+/* iters steps of a dependent multiply-add chain; returns its result so that
+ * the compiler cannot drop it. Time is proportional to iters. */
+double bm_work(uint64_t iters);
+
+/* Iterations of bm_work per microsecond on an undisturbed core: the best of
+ * many runs of about a millisecond (they fit in a scheduler time slice, so
+ * some run undisturbed even on a shared machine). Call it before MPI_Init,
+ * when no MPI or piano thread exists yet. Takes about 0.1 s. */
+double bm_calibrate(void);
+
+/* ---------------------------------------------------- compute threads */
+
+/* n threads, each running bm_work(chunk) in a loop and counting the
+ * iterations done, until bm_team_stop(). They make no MPI call. */
+struct bm_worker;
+struct bm_team {
+	int n;
+	uint64_t chunk;
+	pthread_t *tids;
+	struct bm_worker *w;
+	int stop; /* accessed atomically */
+};
+
+/* chunk_us: work between two counter updates (a few tens of µs). rate:
+ * bm_calibrate()'s result. Returns 0, or -1 if a thread could not start
+ * (the others are stopped). n == 0 is valid and starts nothing. */
+int bm_team_start(struct bm_team *t, int n, double rate, double chunk_us);
+/* Iterations done so far by all threads of the team. */
+uint64_t bm_team_iters(const struct bm_team *t);
+void bm_team_stop(struct bm_team *t);
+
+/* Number of CPUs in the calling thread's affinity mask (>= 1). */
+int bm_affinity_count(void);
+/* The affinity mask as a CPU list ("0-1,4"). */
+void bm_affinity_string(char *out, size_t len);
+
+/* -------------------------------------------------------------- options */
+
+struct bm_opts {
+	int quick;
+	int csv;
+	int help;
+	const char *label; /* --label, else $PIANO_BENCH_LABEL, else "unlabelled" */
+};
+
+/* Usage lines of the common options, for the programs' --help. */
+extern const char bm_common_usage[];
+
+/* Sets the defaults of *o. */
+void bm_opts_init(struct bm_opts *o);
+/* Looks at argv[*i]: returns 1 if it was a common option (and advances *i
+ * past its value), 0 if not, -1 on a bad value (message in err). */
+int bm_opts_arg(struct bm_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
+
+/* Comma-separated lists. Sizes accept B, K/KiB/KB, M/MiB/MB suffixes
+ * (powers of 1024). Return the count (>= 1) or -1. */
+int bm_parse_sizes(const char *arg, long *out, int max, long min, long maxval);
+int bm_parse_ints(const char *arg, int *out, int max, int min, int maxval);
+int bm_parse_int(const char *s, long min, long maxval, long *out);
+int bm_parse_double(const char *s, double min, double maxval, double *out);
+/* "1B", "4KiB", "1MiB". */
+void bm_fmt_size(long s, char *out, size_t len);
+
+/* ---------------------------------------------------------------- MPI */
+
+#define BM_MAX_RANKS_DESCRIBED 8
+
+struct bm_ctx {
+	int rank, size;
+	int provided; /* thread level */
+	double rate;  /* bm_work iterations per µs of this rank (0: not calibrated) */
+	double rate0; /* rank 0's */
+	const char *bench; /* short name, first CSV column */
+	struct bm_opts opts;
+	char version[256];  /* first line of MPI_Get_library_version */
+	char mpi_name[64];  /* short comma-free name: openmpi-4.1.4, mpich-4.0.2 */
+	long nproc;         /* online CPUs of rank 0's host */
+};
+
+/* MPI_Init_thread(MPI_THREAD_MULTIPLE) and the context. rate is the result
+ * of bm_calibrate() run before (0 if the program computes nothing). */
+void bm_init(struct bm_ctx *c, const char *bench, const struct bm_opts *o, double rate,
+             int *argc, char ***argv);
+
+/* After bm_init when the options were bad or --help was asked: rank 0
+ * prints usage (to stdout for --help, else err and usage to stderr),
+ * everybody finalises; returns the exit code (0 for --help, 2 otherwise). */
+int bm_usage_exit(struct bm_ctx *c, const char *usage, const char *err);
+/* Fails (rank 0 explains, exit code 2 after MPI_Finalize) unless the job has
+ * exactly n ranks. Returns 0 if it has. */
+int bm_require_ranks(struct bm_ctx *c, int n);
+/* MPI_Abort with a message from rank `rank`. */
+void bm_die(const struct bm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* Header block (table mode only, rank 0 prints, collective): benchmark
+ * title, MPI library, label, hosts, nproc, affinity of each rank, thread
+ * level, calibration, piano (loaded or not) and the PIANO_* / MPIR_CVAR_*
+ * variables seen, load average. Collective over MPI_COMM_WORLD. */
+void bm_header(const struct bm_ctx *c, const char *title);
+/* One more "# " line of the header (rank 0, table mode). */
+void bm_hline(const struct bm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Stop rule of the ping-pong loops. The initiating side decides, at each
+ * iteration, whether it is the last one and tells the peer in the message
+ * itself (first byte BM_MSG_LAST instead of BM_MSG_MORE), so both sides
+ * always agree without extra messages. Iteration i (0-based, warm-up ones
+ * included) is the last if `total` iterations are reached, or if the
+ * deadline has passed and at least `min_total` have run: a point never
+ * lasts much longer than its time budget, even when every round trip is
+ * slowed down by the scheduler, yet always gives enough samples. */
+enum { BM_MSG_MORE = 1, BM_MSG_LAST = 2 };
+static inline int bm_is_last(long i, long total, long min_total, double now_us,
+                             double deadline_us)
+{
+	return i + 1 >= total || (i + 1 >= min_total && now_us >= deadline_us);
+}
+
+/* A ping-pong between the calling thread and one peer thread, on one tag:
+ * the initiator sends first and times every round trip, the responder
+ * echoes. The initiator applies bm_is_last() and carries the decision in the
+ * first byte of each message, so the responder needs no count. Both sides
+ * call mark(mark_arg, 0) just before the first timed round trip and
+ * mark(mark_arg, 1) after the last one (to sample compute threads, say).
+ * Buffers hold at least `count` bytes (>= 1); sbuf[0] is overwritten. */
+struct bm_pp {
+	MPI_Comm comm;
+	int initiator; /* 1: starts, times and decides; 0: echoes */
+	int peer, tag;
+	char *sbuf, *rbuf;
+	int count;
+	int nonblocking; /* Isend/Irecv + Wait instead of Send/Recv */
+	long warmup;     /* untimed round trips first */
+	long iters;      /* timed round trips wanted */
+	long min_timed;  /* timed round trips even past the deadline */
+	double budget_s; /* time budget of the whole loop, warm-up included */
+	double min_time_s; /* > 0: the timed part lasts at least this long, even
+	                    * past iters or the budget (more round trips than
+	                    * iters go to the lat_cap sample); for measurements,
+	                    * like compute throughput, that need a long window */
+	double *lat;     /* initiator: half round trips in µs */
+	long lat_cap;    /* entries of lat; 0: iters. When more round trips are
+	                  * timed, lat holds a uniform random sample of them
+	                  * (reservoir sampling): quantiles stay unbiased. */
+	double gap_us;   /* > 0: the initiator sleeps a random time, uniform in
+	                  * [0, 2 gap_us], before each round trip (untimed), so that
+	                  * pings arrive at random phases of the peer's scheduling
+	                  * instead of right after its previous answer */
+	void (*mark)(void *arg, int end);
+	void *mark_arg;
+};
+/* Returns the number of timed round trips (on both sides); the initiator's
+ * lat holds min(that, lat_cap) samples. */
+long bm_pingpong(const struct bm_pp *p);
+
+/* --------------------------------------------------------------- output */
+
+enum bm_col_type {
+	BM_COL_STR,   /* const char * */
+	BM_COL_INT,   /* long */
+	BM_COL_F2,    /* double, two decimals; NaN prints "-" (table) or "" (CSV) */
+};
+
+struct bm_col {
+	const char *name; /* column header, no comma */
+	enum bm_col_type type;
+	int width; /* table width (0: max(10, strlen(name))) */
+};
+
+struct bm_table {
+	const struct bm_ctx *c;
+	const struct bm_col *cols;
+	int ncols;
+};
+
+/* Prints the column header: "# " + names (table) or
+ * "bench,label,mpi," + names (CSV). Rank 0 only. */
+void bm_table_begin(struct bm_table *t, const struct bm_ctx *c, const struct bm_col *cols,
+                    int ncols);
+/* One row: one argument per column, of the column's type. Rank 0 only;
+ * flushed at once so that a long run shows progress. */
+void bm_table_row(const struct bm_table *t, ...);
+
+#endif

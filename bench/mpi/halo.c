@@ -1,0 +1,307 @@
+/*
+ * bench_halo: 1-D ghost-cell exchange with overlapped computation, the
+ * ghost-cell benchmark of APSM (paper 002, §5.2) and the communication
+ * scheme of the PM2 halo meta-application (paper 001, Table 1).
+ *
+ * The ranks form a ring (left and right neighbours; with 2 ranks both are
+ * the same process, the two directions use different tags). One iteration,
+ * on every rank:
+ *
+ *     MPI_Irecv(halo from left)   MPI_Irecv(halo from right)
+ *     MPI_Isend(halo to left)     MPI_Isend(halo to right)
+ *     triad workload: w element updates of a[i] = b[i] + s*c[i] on arrays
+ *                     that fit in half the L2 cache (002: "adjusted to fit
+ *                     into each core's own L2 cache")
+ *     MPI_Waitall(4)
+ *
+ * Iterations run back to back, like an application's time steps; one
+ * repetition is --iters of them, and its time per iteration is that of
+ * the slowest rank (t1 - t0) / iters. For every (halo, work) point three
+ * loops are timed, interleaved repetition by repetition so that a change
+ * in the machine's load affects them alike:
+ *   t_total  the iteration above;
+ *   t_comm   the same with w = 0 (pure communication);
+ *   t_comp   the workload alone, no communication;
+ * each the median (with quartiles for t_total) over --reps repetitions.
+ *   ratio  = t_total / max(t_comm, t_comp): 1.00 when communication is
+ *            entirely hidden behind the computation (or the reverse);
+ *   no-ovl = (t_comm + t_comp) / max(t_comm, t_comp): the ratio without
+ *            any overlap, for reference;
+ *   vis    = t_total - t_comp: the communication time left visible
+ *            (002, Fig. 3b).
+ * --work gives w per rank; with --scaling it is the global amount, split
+ * evenly over the ranks (strong scaling: run with 2, then 4 ranks; more
+ * ranks than cores oversubscribes the machine, which is expected).
+ * Computation is a fixed number of element updates, never clock-based.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "bench_common2.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_RIGHTWARD 7721 /* travels to the right neighbour */
+#define TAG_LEFTWARD 7722  /* travels to the left neighbour */
+#define MAX_POINTS 32
+
+static const char *usage_text =
+	"usage: bench_halo [options]   (any number of ranks >= 2)\n"
+	"  --halo LIST      halo size per neighbour, e.g. 64K,1M (default 1MiB;\n"
+	"                   quick 256KiB)\n"
+	"  --work LIST      triad element updates per iteration and rank, e.g.\n"
+	"                   512K,2M (default 512K,2M,8M; quick 1M,4M); with\n"
+	"                   --scaling the global amount, split over the ranks\n"
+	"                   (default 1M,4M,16M; quick 2M,8M)\n"
+	"  --scaling        strong scaling: --work is global\n"
+	"  --iters N        iterations per repetition (default 20; quick 8)\n"
+	"  --reps N         repetitions per point (default 11; quick 5)\n"
+	"  --warmup N       untimed repetitions per point (default 1)\n"
+	BC_COMMON_USAGE;
+
+struct opts {
+	long halo[MAX_POINTS];
+	int nhalo;
+	long long work[MAX_POINTS];
+	int nwork;
+	int scaling;
+	int iters, reps, warmup;
+};
+
+static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
+                 char *err, size_t errlen)
+{
+	int have_iters = 0, have_reps = 0;
+	memset(o, 0, sizeof *o);
+	o->iters = 20;
+	o->reps = 11;
+	o->warmup = 1;
+	for (int i = 1; i < argc; i++) {
+		int rc = bc_common_opt(argc, argv, &i, co, err, errlen);
+		if (rc == 2 || rc < 0)
+			return rc == 2 ? 1 : -1;
+		if (rc == 1)
+			continue;
+		const char *a = argv[i];
+		if (!strcmp(a, "--scaling")) {
+			o->scaling = 1;
+			continue;
+		}
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) {
+			snprintf(err, errlen, "unknown option or missing value: %s", a);
+			return -1;
+		}
+		int bad = 0;
+		if (!strcmp(a, "--halo")) {
+			bad = (o->nhalo = bc_parse_size_list(v, o->halo, MAX_POINTS)) < 0;
+			for (int k = 0; !bad && k < o->nhalo; k++)
+				bad = o->halo[k] > (1L << 30);
+		} else if (!strcmp(a, "--work")) {
+			bad = (o->nwork = bc_parse_count_list(v, o->work, MAX_POINTS)) < 0;
+		} else if (!strcmp(a, "--iters")) {
+			bad = bc_parse_int(v, 1, 1000000, &o->iters);
+			have_iters = 1;
+		} else if (!strcmp(a, "--reps")) {
+			bad = bc_parse_int(v, 1, 100000, &o->reps);
+			have_reps = 1;
+		} else if (!strcmp(a, "--warmup")) {
+			bad = bc_parse_int(v, 0, 100000, &o->warmup);
+		} else {
+			snprintf(err, errlen, "unknown option: %s", a);
+			return -1;
+		}
+		if (bad) {
+			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
+			return -1;
+		}
+		i++;
+	}
+	if (!o->nhalo) {
+		o->nhalo = 1;
+		o->halo[0] = co->quick ? 256L << 10 : 1L << 20;
+	}
+	if (!o->nwork) {
+		static const long long d[] = { 512LL << 10, 2LL << 20, 8LL << 20 };
+		static const long long q[] = { 1LL << 20, 4LL << 20 };
+		const long long *src = co->quick ? q : d;
+		o->nwork = co->quick ? 2 : 3;
+		for (int k = 0; k < o->nwork; k++)
+			o->work[k] = o->scaling ? 2 * src[k] : src[k];
+	}
+	if (co->quick) {
+		if (!have_iters)
+			o->iters = 8;
+		if (!have_reps)
+			o->reps = 5;
+	}
+	return 0;
+}
+
+struct state {
+	struct bc_triad triad;
+	char *sl, *sr, *rl, *rr; /* send/receive buffers, left/right */
+	int left, right;
+};
+
+/* One repetition of one loop; returns the time per iteration (µs) of this
+ * rank. comm: exchange halo bytes; w: triad element updates. */
+static double loop(struct state *s, int iters, int comm, long halo, uint64_t w)
+{
+	MPI_Request req[4];
+	const int n = (int)halo;
+	bc_quiet_barrier(MPI_COMM_WORLD);
+	double t0 = bc_now_us();
+	for (int it = 0; it < iters; it++) {
+		if (comm) {
+			MPI_Irecv(s->rl, n, MPI_BYTE, s->left, TAG_RIGHTWARD, MPI_COMM_WORLD, &req[0]);
+			MPI_Irecv(s->rr, n, MPI_BYTE, s->right, TAG_LEFTWARD, MPI_COMM_WORLD, &req[1]);
+			MPI_Isend(s->sl, n, MPI_BYTE, s->left, TAG_LEFTWARD, MPI_COMM_WORLD, &req[2]);
+			MPI_Isend(s->sr, n, MPI_BYTE, s->right, TAG_RIGHTWARD, MPI_COMM_WORLD, &req[3]);
+		}
+		if (w)
+			bc_triad_run(&s->triad, w);
+		if (comm)
+			MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+	}
+	return (bc_now_us() - t0) / iters;
+}
+
+int main(int argc, char **argv)
+{
+	struct bc_opts co;
+	struct opts o;
+	char err[256] = "";
+	bc_opts_init(&co);
+	int prc = parse(argc, argv, &co, &o, err, sizeof err);
+
+	/* Calibration before MPI_Init, when no MPI or piano thread exists:
+	 * only for the header (the work itself is a fixed count). */
+	struct state s;
+	memset(&s, 0, sizeof s);
+	size_t l2 = bc_l2_bytes();
+	if (bc_triad_init(&s.triad, l2 / 2)) {
+		fprintf(stderr, "bench_halo: out of memory\n");
+		return 1;
+	}
+	double rate = prc == 0 ? bc_triad_rate(&s.triad) : 0;
+
+	int provided = MPI_THREAD_SINGLE;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	struct bc_ctx ctx;
+	bc_ctx_init(&ctx, "halo", &co, provided);
+	if (prc != 0 || ctx.size < 2) {
+		if (ctx.rank == 0) {
+			if (prc == 1)
+				fputs(usage_text, stdout);
+			else if (prc < 0)
+				fprintf(stderr, "bench_halo: %s\n%s", err, usage_text);
+			else
+				fprintf(stderr, "bench_halo: needs at least 2 MPI processes\n");
+		}
+		MPI_Finalize();
+		return prc == 1 ? 0 : 2;
+	}
+	s.left = (ctx.rank + ctx.size - 1) % ctx.size;
+	s.right = (ctx.rank + 1) % ctx.size;
+	long maxhalo = 0;
+	for (int k = 0; k < o.nhalo; k++)
+		if (o.halo[k] > maxhalo)
+			maxhalo = o.halo[k];
+	s.sl = malloc((size_t)maxhalo);
+	s.sr = malloc((size_t)maxhalo);
+	s.rl = malloc((size_t)maxhalo);
+	s.rr = malloc((size_t)maxhalo);
+	double *tt = malloc((size_t)o.reps * sizeof *tt);
+	double *tc = malloc((size_t)o.reps * sizeof *tc);
+	double *tw = malloc((size_t)o.reps * sizeof *tw);
+	if (!s.sl || !s.sr || !s.rl || !s.rr || !tt || !tc || !tw) {
+		fprintf(stderr, "bench_halo: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memset(s.sl, 1, (size_t)maxhalo);
+	memset(s.sr, 2, (size_t)maxhalo);
+	memset(s.rl, 0, (size_t)maxhalo);
+	memset(s.rr, 0, (size_t)maxhalo);
+
+	double rates[2], rmin = rate, rmax = rate;
+	MPI_Allreduce(&rmin, &rates[0], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+	MPI_Allreduce(&rmax, &rates[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+
+	bc_print_header(&ctx, "piano halo benchmark: 1-D ghost-cell exchange + triad "
+	                      "workload (APSM 5.2, PM2 halo meta-application)");
+	bc_note(&ctx, "iteration: Irecv x2, Isend x2 (ring neighbours), triad work, "
+	        "Waitall; %d iterations per repetition, %d repetitions (+%d warm-up)",
+	        o.iters, o.reps, o.warmup);
+	bc_note(&ctx, "triad: 3 x %zu doubles (%zu KiB, L2 %zu KiB); calibrated before "
+	        "MPI_Init at %.0f..%.0f element updates/us (slowest..fastest rank)",
+	        s.triad.n, 3 * s.triad.n * 8 / 1024, l2 / 1024, rates[0], rates[1]);
+	bc_note(&ctx, "work: %s", o.scaling
+	        ? "strong scaling: --work is global, each rank does work/ranks"
+	        : "--work per rank (weak)");
+	bc_note(&ctx, "times per iteration in us, slowest rank, median over repetitions "
+	        "(q1/q3: quartiles of t_total)");
+	bc_note(&ctx, "ratio = t_total / max(t_comm, t_comp) (1.00 = full overlap); "
+	        "no-ovl = (t_comm + t_comp) / max; vis = t_total - t_comp");
+
+	static const struct bc_col cols[] = {
+		{ "halo", "halo_bytes", 8 },         { "ranks", "ranks", 5 },
+		{ "work", "work", 10 },              { "work/rank", "work_per_rank", 10 },
+		{ "total(us)", "t_total_us", 10 },   { "q1(us)", "q1_us", 10 },
+		{ "q3(us)", "q3_us", 10 },           { "comm(us)", "t_comm_us", 10 },
+		{ "comp(us)", "t_comp_us", 10 },     { "vis(us)", "vis_us", 10 },
+		{ "ratio", "ratio", 7 },             { "no-ovl", "no_ovl", 7 },
+	};
+	bc_table_begin(&ctx, cols, (int)(sizeof cols / sizeof cols[0]));
+
+	for (int hi = 0; hi < o.nhalo; hi++) {
+		const long halo = o.halo[hi];
+		for (int wi = 0; wi < o.nwork; wi++) {
+			const long long work = o.work[wi];
+			const uint64_t w = (uint64_t)(o.scaling ? work / ctx.size : work);
+			for (int r = -o.warmup; r < o.reps; r++) {
+				double local[3], global[3];
+				local[0] = loop(&s, o.iters, 1, halo, w);
+				local[1] = loop(&s, o.iters, 1, halo, 0);
+				local[2] = w ? loop(&s, o.iters, 0, halo, w) : 0;
+				bc_quiet_allreduce(local, global, 3, MPI_MAX, MPI_COMM_WORLD);
+				if (r >= 0) {
+					tt[r] = global[0];
+					tc[r] = global[1];
+					tw[r] = global[2];
+				}
+			}
+			double q1, q3;
+			double t_total = bc_quartiles(tt, o.reps, &q1, &q3);
+			double t_comm = bc_quartiles(tc, o.reps, NULL, NULL);
+			double t_comp = bc_quartiles(tw, o.reps, NULL, NULL);
+			double best = t_comm > t_comp ? t_comm : t_comp;
+			bc_row_size(&ctx, halo);
+			bc_row_int(&ctx, ctx.size);
+			bc_row_int(&ctx, work);
+			bc_row_int(&ctx, (long long)w);
+			bc_row_f(&ctx, t_total);
+			bc_row_f(&ctx, q1);
+			bc_row_f(&ctx, q3);
+			bc_row_f(&ctx, t_comm);
+			bc_row_f(&ctx, t_comp);
+			bc_row_f(&ctx, t_total - t_comp);
+			bc_row_f(&ctx, best > 0 ? t_total / best : 0);
+			bc_row_f(&ctx, best > 0 ? (t_comm + t_comp) / best : 0);
+			bc_row_end(&ctx);
+		}
+	}
+
+	free(s.sl);
+	free(s.sr);
+	free(s.rl);
+	free(s.rr);
+	free(tt);
+	free(tc);
+	free(tw);
+	bc_triad_free(&s.triad);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,363 @@
+/*
+ * bench_interference: how much background progress slows computation down
+ * while communication is pending (PIOMan paper 000, Fig. 4: impact of idle
+ * polling on compute performance; APSM paper 002 §5.2: "the progress thread
+ * requires additional resources, reducing the worker thread's performance").
+ *
+ * Every rank runs two compute kernels, each a fixed amount of work:
+ *   triad  STREAM triad a[i] = b[i] + s * c[i] on three arrays sized to
+ *          half the L2 cache (sysconf(_SC_LEVEL2_CACHE_SIZE), 1 MiB when
+ *          unknown), repeated for --triad-elems element updates;
+ *   dgemm  C += A * B, a triple loop on --dgemm-n square matrices,
+ *          --dgemm-calls times.
+ * One sample is the time of one such repetition on one rank. Samples are
+ * taken in two phases that alternate --rounds times (so that a change in
+ * the machine's load affects both alike):
+ *   idle     nothing pending: MPI is initialised and silent;
+ *   pending  every rank has posted an MPI_Irecv of --msg bytes (above the
+ *            eager limit: piano tracks it and its progress task runs) from
+ *            its left neighbour in a ring; the neighbour sends only after
+ *            its own samples, at the end of the phase.
+ * slowdown % = (median pending / median idle - 1) x 100, on the samples of
+ * every computing rank pooled; "worst%" is the largest per-rank slowdown
+ * (per-rank medians). cpu% is the process's CPU time (all its threads:
+ * piano's, the MPI's) over the wall time of the samples, averaged over
+ * computing ranks: 100 means only the computing thread ran.
+ *
+ * --half makes only even ranks compute; odd ranks block in MPI_Wait on
+ * their pending receive (pending phase) or sleep (idle phase), so a core is
+ * left to background progress next to each computing rank (the case of
+ * paper 000's Fig. 4, where idle threads poll on free cores).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "bench_common2.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG 7711
+
+static const char *usage_text =
+	"usage: bench_interference [options]   (any number of ranks >= 2)\n"
+	"  --kernels LIST    triad and/or dgemm (default triad,dgemm)\n"
+	"  --triad-elems N   triad element updates per sample (default 8M; quick 4M)\n"
+	"  --dgemm-n N       matrix order of the dgemm kernel (default 64)\n"
+	"  --dgemm-calls N   products per sample (default 16; quick 8)\n"
+	"  --msg SIZE        size of the pending receive (default 8MiB)\n"
+	"  --reps N          samples per phase and round (default 10; quick 6)\n"
+	"  --rounds N        idle/pending alternations (default 10; quick 3)\n"
+	"  --half            only even ranks compute; odd ranks block in MPI_Wait\n"
+	BC_COMMON_USAGE;
+
+struct opts {
+	int triad, dgemm;
+	long long triad_elems;
+	int dgemm_n, dgemm_calls;
+	long msg;
+	int reps, rounds;
+	int half;
+};
+
+static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
+                 char *err, size_t errlen)
+{
+	int have_te = 0, have_dc = 0, have_reps = 0, have_rounds = 0;
+	o->triad = o->dgemm = 1;
+	o->triad_elems = 8LL << 20;
+	o->dgemm_n = 64;
+	o->dgemm_calls = 16;
+	o->msg = 8L << 20;
+	o->reps = 10;
+	o->rounds = 10;
+	o->half = 0;
+	for (int i = 1; i < argc; i++) {
+		int rc = bc_common_opt(argc, argv, &i, co, err, errlen);
+		if (rc == 2 || rc < 0)
+			return rc == 2 ? 1 : -1;
+		if (rc == 1)
+			continue;
+		const char *a = argv[i];
+		if (!strcmp(a, "--half")) {
+			o->half = 1;
+			continue;
+		}
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) {
+			snprintf(err, errlen, "unknown option or missing value: %s", a);
+			return -1;
+		}
+		int bad = 0;
+		if (!strcmp(a, "--kernels")) {
+			o->triad = strstr(v, "triad") != NULL;
+			o->dgemm = strstr(v, "dgemm") != NULL;
+			bad = !o->triad && !o->dgemm;
+		} else if (!strcmp(a, "--triad-elems")) {
+			bad = bc_parse_count(v, &o->triad_elems) || o->triad_elems < 1;
+			have_te = 1;
+		} else if (!strcmp(a, "--dgemm-n")) {
+			bad = bc_parse_int(v, 4, 1024, &o->dgemm_n);
+		} else if (!strcmp(a, "--dgemm-calls")) {
+			bad = bc_parse_int(v, 1, 1000000, &o->dgemm_calls);
+			have_dc = 1;
+		} else if (!strcmp(a, "--msg")) {
+			bad = bc_parse_size(v, &o->msg) || o->msg > (1L << 30);
+		} else if (!strcmp(a, "--reps")) {
+			bad = bc_parse_int(v, 1, 100000, &o->reps);
+			have_reps = 1;
+		} else if (!strcmp(a, "--rounds")) {
+			bad = bc_parse_int(v, 1, 10000, &o->rounds);
+			have_rounds = 1;
+		} else {
+			snprintf(err, errlen, "unknown option: %s", a);
+			return -1;
+		}
+		if (bad) {
+			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
+			return -1;
+		}
+		i++;
+	}
+	if (co->quick) {
+		if (!have_te)
+			o->triad_elems = 4LL << 20;
+		if (!have_dc)
+			o->dgemm_calls = 8;
+		if (!have_reps)
+			o->reps = 6;
+		if (!have_rounds)
+			o->rounds = 3;
+	}
+	return 0;
+}
+
+enum { K_TRIAD, K_DGEMM, NKERNELS };
+enum { PH_IDLE, PH_PENDING, NPHASES };
+static const char *kernel_names[NKERNELS] = { "triad", "dgemm" };
+static const char *phase_names[NPHASES] = { "idle", "pending" };
+
+struct state {
+	struct opts *o;
+	struct bc_triad triad;
+	struct bc_dgemm dgemm;
+	char *sbuf, *rbuf;
+	int rank, size, left, right, computes;
+};
+
+static void run_kernel(struct state *s, int k)
+{
+	if (k == K_TRIAD)
+		bc_triad_run(&s->triad, (uint64_t)s->o->triad_elems);
+	else
+		bc_dgemm_run(&s->dgemm, s->o->dgemm_calls);
+}
+
+/* One phase of one round: reps samples into out[], CPU and wall time of
+ * the sampled part added to *cpu and *wall. */
+static void phase(struct state *s, int k, int ph, double *out, double *cpu, double *wall)
+{
+	const struct opts *o = s->o;
+	MPI_Request reqs[2];
+	if (ph == PH_PENDING)
+		MPI_Irecv(s->rbuf, (int)o->msg, MPI_BYTE, s->left, TAG, MPI_COMM_WORLD, &reqs[0]);
+	bc_quiet_barrier(MPI_COMM_WORLD);
+	if (s->computes) {
+		double c0 = bc_cpu_us(), w0 = bc_now_us();
+		for (int r = 0; r < o->reps; r++) {
+			double t0 = bc_now_us();
+			run_kernel(s, k);
+			out[r] = (bc_now_us() - t0) * 1e-3;
+		}
+		*wall += bc_now_us() - w0;
+		*cpu += bc_cpu_us() - c0;
+	}
+	if (ph == PH_PENDING) {
+		if (!s->computes) /* --half: block until the left neighbour sends */
+			MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+		MPI_Isend(s->sbuf, (int)o->msg, MPI_BYTE, s->right, TAG, MPI_COMM_WORLD, &reqs[1]);
+		MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct bc_opts co;
+	struct opts o;
+	char err[256] = "";
+	bc_opts_init(&co);
+	int prc = parse(argc, argv, &co, &o, err, sizeof err);
+
+	int provided = MPI_THREAD_SINGLE;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	struct bc_ctx ctx;
+	bc_ctx_init(&ctx, "interference", &co, provided);
+	if (prc != 0 || ctx.size < 2) {
+		if (ctx.rank == 0) {
+			if (prc == 1)
+				fputs(usage_text, stdout);
+			else if (prc < 0)
+				fprintf(stderr, "bench_interference: %s\n%s", err, usage_text);
+			else
+				fprintf(stderr, "bench_interference: needs at least 2 MPI processes\n");
+		}
+		MPI_Finalize();
+		return prc == 1 ? 0 : 2;
+	}
+
+	struct state s = { .o = &o, .rank = ctx.rank, .size = ctx.size };
+	s.left = (s.rank + s.size - 1) % s.size;
+	s.right = (s.rank + 1) % s.size;
+	s.computes = !o.half || s.rank % 2 == 0;
+	size_t l2 = bc_l2_bytes();
+	int nsamp = o.rounds * o.reps;
+	double *samples = malloc((size_t)NKERNELS * NPHASES * (size_t)nsamp * sizeof(double));
+	s.sbuf = malloc((size_t)o.msg);
+	s.rbuf = malloc((size_t)o.msg);
+	if (!samples || !s.sbuf || !s.rbuf || bc_triad_init(&s.triad, l2 / 2) ||
+	    bc_dgemm_init(&s.dgemm, o.dgemm_n)) {
+		fprintf(stderr, "bench_interference: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memset(s.sbuf, 1, (size_t)o.msg);
+	memset(s.rbuf, 0, (size_t)o.msg);
+	double cpu[NKERNELS][NPHASES] = { { 0 } }, wall[NKERNELS][NPHASES] = { { 0 } };
+
+	bc_print_header(&ctx, "piano interference benchmark: compute kernel slowdown "
+	                      "while communication is pending (PIOMan Fig. 4, APSM 5.2)");
+	bc_note(&ctx, "triad: a[i] = b[i] + s*c[i], 3 x %zu doubles (%zu KiB, L2 %zu KiB), "
+	        "%lld element updates per sample", s.triad.n, 3 * s.triad.n * 8 / 1024,
+	        l2 / 1024, o.triad_elems);
+	bc_note(&ctx, "dgemm: C += A*B, %d x %d, %d products per sample", o.dgemm_n,
+	        o.dgemm_n, o.dgemm_calls);
+	char msz[32];
+	bc_fmt_size(o.msg, msz, sizeof msz);
+	bc_note(&ctx, "pending: each rank has an MPI_Irecv of %s from its left neighbour, "
+	        "sent at the end of the phase", msz);
+	bc_note(&ctx, "samples: %d rounds x %d per phase; phases alternate idle/pending",
+	        o.rounds, o.reps);
+	bc_note(&ctx, "computing ranks: %s", o.half
+	        ? "even only (odd ranks block in MPI_Wait / sleep)" : "all");
+	bc_note(&ctx, "t = one sample (ms): median and quartiles over the samples of every "
+	        "computing rank");
+	bc_note(&ctx, "slow%% = (t / t_idle - 1) x 100; worst%% = largest per-rank slowdown; "
+	        "cpu%% = process CPU / wall while sampling (100 = compute thread only)");
+
+	static const struct bc_col cols[] = {
+		{ "kernel", "kernel", 8 },   { "phase", "phase", 8 },
+		{ "t(ms)", "t_ms", 9 },      { "q1(ms)", "q1_ms", 9 },
+		{ "q3(ms)", "q3_ms", 9 },    { "slow%", "slowdown_pct", 8 },
+		{ "worst%", "worst_pct", 8 }, { "cpu%", "cpu_pct", 8 },
+	};
+
+	/* Warm-up: one sample of each kernel, and one pending exchange (first
+	 * contact between ranks opens connections, registers memory). */
+	for (int k = 0; k < NKERNELS; k++) {
+		if ((k == K_TRIAD && !o.triad) || (k == K_DGEMM && !o.dgemm))
+			continue;
+		double tmp[1], c = 0, w = 0;
+		int reps = o.reps;
+		o.reps = 1;
+		phase(&s, k, PH_PENDING, tmp, &c, &w);
+		o.reps = reps;
+	}
+
+	for (int round = 0; round < o.rounds; round++)
+		for (int k = 0; k < NKERNELS; k++) {
+			if ((k == K_TRIAD && !o.triad) || (k == K_DGEMM && !o.dgemm))
+				continue;
+			for (int ph = 0; ph < NPHASES; ph++) {
+				double *out = samples + ((size_t)(k * NPHASES + ph) * nsamp) +
+				              (size_t)round * o.reps;
+				phase(&s, k, ph, out, &cpu[k][ph], &wall[k][ph]);
+			}
+		}
+
+	/* Gather every rank's samples and CPU ratios on rank 0. */
+	size_t per_rank = (size_t)NKERNELS * NPHASES * nsamp;
+	double *all = NULL, *ratios = NULL;
+	double myratio[NKERNELS * NPHASES];
+	for (int k = 0; k < NKERNELS; k++)
+		for (int ph = 0; ph < NPHASES; ph++)
+			myratio[k * NPHASES + ph] =
+				wall[k][ph] > 0 ? 100.0 * cpu[k][ph] / wall[k][ph] : 0;
+	if (ctx.rank == 0) {
+		all = malloc(per_rank * (size_t)ctx.size * sizeof *all);
+		ratios = malloc((size_t)NKERNELS * NPHASES * (size_t)ctx.size * sizeof *ratios);
+		if (!all || !ratios) {
+			fprintf(stderr, "bench_interference: out of memory\n");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
+	MPI_Gather(samples, (int)per_rank, MPI_DOUBLE, all, (int)per_rank, MPI_DOUBLE, 0,
+	           MPI_COMM_WORLD);
+	MPI_Gather(myratio, NKERNELS * NPHASES, MPI_DOUBLE, ratios, NKERNELS * NPHASES,
+	           MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+	bc_table_begin(&ctx, cols, (int)(sizeof cols / sizeof cols[0]));
+	if (ctx.rank == 0) {
+		int ncomp = 0;
+		for (int r = 0; r < ctx.size; r++)
+			ncomp += !o.half || r % 2 == 0;
+		double *pool = malloc((size_t)ncomp * (size_t)nsamp * sizeof *pool);
+		double *tmp = malloc((size_t)nsamp * sizeof *tmp);
+		double *rank_idle = malloc((size_t)ctx.size * sizeof *rank_idle);
+		if (!pool || !tmp || !rank_idle) {
+			fprintf(stderr, "bench_interference: out of memory\n");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		for (int k = 0; k < NKERNELS; k++) {
+			if ((k == K_TRIAD && !o.triad) || (k == K_DGEMM && !o.dgemm))
+				continue;
+			double idle_med = 0;
+			for (int ph = 0; ph < NPHASES; ph++) {
+				int np = 0;
+				double worst = -1e300, cpu_sum = 0;
+				for (int r = 0; r < ctx.size; r++) {
+					if (o.half && r % 2)
+						continue;
+					const double *src = all + per_rank * (size_t)r +
+					                    (size_t)(k * NPHASES + ph) * nsamp;
+					memcpy(pool + (size_t)np * nsamp, src, (size_t)nsamp * sizeof *src);
+					memcpy(tmp, src, (size_t)nsamp * sizeof *src);
+					double m = bc_quartiles(tmp, nsamp, NULL, NULL);
+					if (ph == PH_IDLE)
+						rank_idle[r] = m;
+					double sl = rank_idle[r] > 0 ? (m / rank_idle[r] - 1) * 100 : 0;
+					if (sl > worst)
+						worst = sl;
+					cpu_sum += ratios[(size_t)r * NKERNELS * NPHASES + k * NPHASES + ph];
+					np++;
+				}
+				double q1, q3;
+				double med = bc_quartiles(pool, np * nsamp, &q1, &q3);
+				if (ph == PH_IDLE)
+					idle_med = med;
+				bc_row_str(&ctx, kernel_names[k]);
+				bc_row_str(&ctx, phase_names[ph]);
+				bc_row_f(&ctx, med);
+				bc_row_f(&ctx, q1);
+				bc_row_f(&ctx, q3);
+				bc_row_f(&ctx, idle_med > 0 ? (med / idle_med - 1) * 100 : 0);
+				bc_row_f(&ctx, worst);
+				bc_row_f(&ctx, np ? cpu_sum / np : 0);
+				bc_row_end(&ctx);
+			}
+		}
+		free(pool);
+		free(tmp);
+		free(rank_idle);
+	}
+
+	free(all);
+	free(ratios);
+	free(samples);
+	free(s.sbuf);
+	free(s.rbuf);
+	bc_triad_free(&s.triad);
+	bc_dgemm_free(&s.dgemm);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,386 @@
+/*
+ * bench_nbc: overlap of non-blocking collectives with computation, measured
+ * the way the OSU micro-benchmarks do (osu_ibcast, osu_iallreduce,
+ * osu_ibarrier), plus the CPU time they cost, which uKACC (paper 003,
+ * Fig. 7) compares between progression methods.
+ *
+ * For MPI_Ibcast (root 0, MPI_CHAR), MPI_Iallreduce (MPI_FLOAT, MPI_SUM,
+ * size/4 elements) and MPI_Ibarrier (no size), on every rank:
+ *   t_pure     start the collective, wait for it at once;
+ *   t_comp     the computation alone: a fixed number of triad element
+ *              updates (L2-resident arrays) calibrated before MPI_Init to
+ *              last about t_pure (--compute-factor F: F x t_pure);
+ *   t_ovl      start, compute, wait (no MPI call while computing);
+ *   overlap %  = max(0, 100 - 100 * (t_ovl - t_comp) / t_pure)  (OSU);
+ *   cpu_pure, cpu_comp, cpu_ovl  CPU time of the process (getrusage
+ *              RUSAGE_SELF, user + system, every thread: piano's and the
+ *              MPI's count) during the three loops, per operation;
+ *   cpu_comm   = cpu_ovl - CPU of the compute-only loop, per operation:
+ *              what the collective costs in CPU when overlapped.
+ * One repetition is a loop of `iters` operations, timed as (t1 - t0) /
+ * iters; times are the slowest rank's, CPU times the mean over ranks; each
+ * value is the median over --reps repetitions. A probe of pure collectives
+ * sizes the computation (as OSU does), a probe of overlapped ones sets
+ * iters so that one repetition lasts about --target-ms (the same count on
+ * every rank); then the pure, compute-only and overlapped loops alternate,
+ * repetition by repetition, so that a change in the machine's load
+ * affects them alike. Times in microseconds.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "bench_common2.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_POINTS 32
+
+static const char *usage_text =
+	"usage: bench_nbc [options]   (any number of ranks >= 2)\n"
+	"  --colls LIST     ibcast, iallreduce and/or ibarrier (default all)\n"
+	"  --sizes LIST     message sizes, e.g. 4,1K,1M (default 4B..1MiB, x4;\n"
+	"                   quick 4B,1KiB,64KiB,1MiB); Iallreduce rounds them\n"
+	"                   down to whole floats (at least one)\n"
+	"  --reps N         repetitions per point (default 11; quick 5)\n"
+	"  --target-ms T    length of one repetition of pure collectives\n"
+	"                   (default 20; quick 4): sets the iterations\n"
+	"  --iters N        fixed iterations per repetition instead\n"
+	"  --compute-factor F  compute F x t_pure instead of ~t_pure (default 1;\n"
+	"                   e.g. 10 to exceed the period of piano's timer thread)\n"
+	BC_COMMON_USAGE;
+
+enum { C_IBCAST, C_IALLREDUCE, C_IBARRIER, NCOLLS };
+static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ibarrier" };
+
+struct opts {
+	int colls[NCOLLS];
+	long sizes[MAX_POINTS];
+	int nsizes;
+	int reps;
+	double target_ms;
+	int iters;
+	double factor;
+};
+
+static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
+                 char *err, size_t errlen)
+{
+	int have_reps = 0, have_target = 0;
+	memset(o, 0, sizeof *o);
+	for (int c = 0; c < NCOLLS; c++)
+		o->colls[c] = 1;
+	o->reps = 11;
+	o->target_ms = 20;
+	o->factor = 1;
+	for (int i = 1; i < argc; i++) {
+		int rc = bc_common_opt(argc, argv, &i, co, err, errlen);
+		if (rc == 2 || rc < 0)
+			return rc == 2 ? 1 : -1;
+		if (rc == 1)
+			continue;
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) {
+			snprintf(err, errlen, "unknown option or missing value: %s", a);
+			return -1;
+		}
+		int bad = 0;
+		if (!strcmp(a, "--colls")) {
+			int any = 0;
+			for (int c = 0; c < NCOLLS; c++)
+				any |= o->colls[c] = strstr(v, coll_names[c]) != NULL;
+			bad = !any;
+		} else if (!strcmp(a, "--sizes")) {
+			bad = (o->nsizes = bc_parse_size_list(v, o->sizes, MAX_POINTS)) < 0;
+			for (int k = 0; !bad && k < o->nsizes; k++)
+				bad = o->sizes[k] > (256L << 20);
+		} else if (!strcmp(a, "--reps")) {
+			bad = bc_parse_int(v, 1, 100000, &o->reps);
+			have_reps = 1;
+		} else if (!strcmp(a, "--target-ms")) {
+			char *end;
+			o->target_ms = strtod(v, &end);
+			bad = end == v || *end || !(o->target_ms > 0) || o->target_ms > 60000;
+			have_target = 1;
+		} else if (!strcmp(a, "--compute-factor")) {
+			char *end;
+			o->factor = strtod(v, &end);
+			bad = end == v || *end || !(o->factor > 0) || o->factor > 1e6;
+		} else if (!strcmp(a, "--iters")) {
+			bad = bc_parse_int(v, 1, 10000000, &o->iters);
+		} else {
+			snprintf(err, errlen, "unknown option: %s", a);
+			return -1;
+		}
+		if (bad) {
+			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
+			return -1;
+		}
+		i++;
+	}
+	if (!o->nsizes) {
+		if (co->quick) {
+			static const long q[] = { 4, 1L << 10, 64L << 10, 1L << 20 };
+			o->nsizes = 4;
+			memcpy(o->sizes, q, sizeof q);
+		} else {
+			for (long s = 4; s <= 1L << 20; s *= 4)
+				o->sizes[o->nsizes++] = s;
+		}
+	}
+	if (co->quick) {
+		if (!have_reps)
+			o->reps = 5;
+		if (!have_target)
+			o->target_ms = 4;
+	}
+	return 0;
+}
+
+struct point {
+	int coll;
+	long size;
+	void *sbuf, *rbuf;
+	struct bc_triad *triad;
+};
+
+static void start(struct point *p, MPI_Request *req)
+{
+	switch (p->coll) {
+	case C_IBCAST:
+		MPI_Ibcast(p->sbuf, (int)p->size, MPI_CHAR, 0, MPI_COMM_WORLD, req);
+		break;
+	case C_IALLREDUCE:
+		MPI_Iallreduce(p->sbuf, p->rbuf, (int)(p->size / 4), MPI_FLOAT, MPI_SUM,
+		               MPI_COMM_WORLD, req);
+		break;
+	default:
+		MPI_Ibarrier(MPI_COMM_WORLD, req);
+		break;
+	}
+}
+
+/* One loop of iters operations. mode 0: pure collective; 1: compute only;
+ * 2: collective overlapped with the compute. Per-op time and CPU (µs). */
+static void loop(struct point *p, int mode, int iters, uint64_t work, double *t,
+                 double *cpu)
+{
+	bc_quiet_barrier(MPI_COMM_WORLD);
+	double c0 = bc_cpu_us();
+	double t0 = bc_now_us();
+	for (int i = 0; i < iters; i++) {
+		MPI_Request req;
+		if (mode != 1)
+			start(p, &req);
+		if (mode != 0)
+			bc_triad_run(p->triad, work);
+		if (mode != 1)
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+	}
+	double t1 = bc_now_us();
+	double c1 = bc_cpu_us();
+	*t = (t1 - t0) / iters;
+	*cpu = (c1 - c0) / iters;
+}
+
+/* Slowest rank's time, mean CPU over ranks. */
+static void reduce(double t, double cpu, int size, double *tmax, double *cpumean)
+{
+	double in[2] = { t, cpu }, out[2];
+	bc_quiet_allreduce(&in[0], &out[0], 1, MPI_MAX, MPI_COMM_WORLD);
+	bc_quiet_allreduce(&in[1], &out[1], 1, MPI_SUM, MPI_COMM_WORLD);
+	*tmax = out[0];
+	*cpumean = out[1] / size;
+}
+
+/* Doubles a loop of the given mode until it lasts at least target_us on
+ * the slowest rank (every rank takes the same decisions), then times
+ * `samples` loops of that length; returns the median of the slowest
+ * rank's time per operation (one preempted operation in a short loop
+ * would otherwise decide for the whole point). */
+static double probe(struct point *p, int mode, uint64_t work, double target_us,
+                    int samples, int size)
+{
+	double t, cpu, tmax, cmean, v[8];
+	int n = 2;
+	for (;; n *= 2) {
+		loop(p, mode, n, work, &t, &cpu);
+		reduce(t, cpu, size, &tmax, &cmean);
+		if (tmax * n >= target_us || n >= 20000)
+			break;
+	}
+	if (samples > 8)
+		samples = 8;
+	if (samples <= 1)
+		return tmax;
+	for (int i = 0; i < samples; i++) {
+		loop(p, mode, n, work, &t, &cpu);
+		reduce(t, cpu, size, &v[i], &cmean);
+	}
+	return bc_quartiles(v, samples, NULL, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct bc_opts co;
+	struct opts o;
+	char err[256] = "";
+	bc_opts_init(&co);
+	int prc = parse(argc, argv, &co, &o, err, sizeof err);
+
+	/* Calibration before MPI_Init: no MPI or piano thread exists yet. */
+	struct bc_triad triad;
+	size_t l2 = bc_l2_bytes();
+	if (bc_triad_init(&triad, l2 / 2)) {
+		fprintf(stderr, "bench_nbc: out of memory\n");
+		return 1;
+	}
+	double rate = prc == 0 ? bc_triad_rate(&triad) : 0;
+
+	int provided = MPI_THREAD_SINGLE;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	struct bc_ctx ctx;
+	bc_ctx_init(&ctx, "nbc", &co, provided);
+	if (prc != 0 || ctx.size < 2) {
+		if (ctx.rank == 0) {
+			if (prc == 1)
+				fputs(usage_text, stdout);
+			else if (prc < 0)
+				fprintf(stderr, "bench_nbc: %s\n%s", err, usage_text);
+			else
+				fprintf(stderr, "bench_nbc: needs at least 2 MPI processes\n");
+		}
+		MPI_Finalize();
+		return prc == 1 ? 0 : 2;
+	}
+
+	long maxsize = 4;
+	for (int k = 0; k < o.nsizes; k++)
+		if (o.sizes[k] > maxsize)
+			maxsize = o.sizes[k];
+	float *sbuf = malloc((size_t)maxsize), *rbuf = malloc((size_t)maxsize);
+	double *tp = malloc((size_t)o.reps * sizeof(double));
+	double *tw = malloc((size_t)o.reps * sizeof(double));
+	double *to = malloc((size_t)o.reps * sizeof(double));
+	double *cp = malloc((size_t)o.reps * sizeof(double));
+	double *cw = malloc((size_t)o.reps * sizeof(double));
+	double *cov = malloc((size_t)o.reps * sizeof(double));
+	if (!sbuf || !rbuf || !tp || !tw || !to || !cp || !cw || !cov) {
+		fprintf(stderr, "bench_nbc: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (long i = 0; i < maxsize / 4; i++)
+		sbuf[i] = rbuf[i] = (float)(i % 17);
+
+	double rates[2], rmin = rate, rmax = rate;
+	MPI_Allreduce(&rmin, &rates[0], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+	MPI_Allreduce(&rmax, &rates[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+
+	bc_print_header(&ctx, "piano non-blocking collectives benchmark: overlap and "
+	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ibarrier, uKACC)");
+	bc_note(&ctx, "Overall = collective start + compute + MPI_Wait; compute = triad "
+	        "element updates calibrated to ~%g x t_pure", o.factor);
+	bc_note(&ctx, "calibration before MPI_Init: %.0f..%.0f triad element updates/us "
+	        "(slowest..fastest rank)", rates[0], rates[1]);
+	bc_note(&ctx, "%d repetitions per point, each a loop of iters operations (~%.1f ms "
+	        "of pure collectives); times: slowest rank, us per op, median", o.reps,
+	        o.target_ms);
+	bc_note(&ctx, "ovl_q1/ovl_q3: quartiles of t_ovl; overlap%% = max(0, 100 - 100 * "
+	        "(t_ovl - t_comp) / t_pure)");
+	bc_note(&ctx, "cpu_*: process CPU time (all threads, getrusage) per op, mean over "
+	        "ranks, us; cpu_comm = cpu_ovl - cpu_comp");
+	static const struct bc_col cols[] = {
+		{ "coll", "coll", 10 },             { "size", "size_bytes", 8 },
+		{ "iters", "iters", 6 },            { "pure(us)", "t_pure_us", 10 },
+		{ "comp(us)", "t_comp_us", 10 },    { "ovl(us)", "t_ovl_us", 10 },
+		{ "ovl_q1", "t_ovl_q1_us", 10 },    { "ovl_q3", "t_ovl_q3_us", 10 },
+		{ "overlap%", "overlap_pct", 8 },   { "cpu_pure", "cpu_pure_us", 10 },
+		{ "cpu_comp", "cpu_comp_us", 10 },  { "cpu_ovl", "cpu_ovl_us", 10 },
+		{ "cpu_comm", "cpu_comm_us", 10 },
+	};
+	bc_table_begin(&ctx, cols, (int)(sizeof cols / sizeof cols[0]));
+
+	for (int c = 0; c < NCOLLS; c++) {
+		if (!o.colls[c])
+			continue;
+		int npts = c == C_IBARRIER ? 1 : o.nsizes;
+		for (int k = 0; k < npts; k++) {
+			struct point p = { .coll = c, .size = c == C_IBARRIER ? 0 : o.sizes[k],
+			                   .sbuf = sbuf, .rbuf = rbuf, .triad = &triad };
+			if (c == C_IALLREDUCE)
+				p.size = p.size < 4 ? 4 : p.size / 4 * 4;
+			double t, cpu;
+
+			/* Warm-up; a probe of pure collectives sizes the
+			 * computation (as OSU does), a probe of overlapped ones
+			 * the iteration count, so that a repetition lasts about
+			 * --target-ms even where overlapping is much slower than
+			 * the pure collective. */
+			double tmax;
+			loop(&p, 0, 3, 0, &t, &cpu);
+			double t_probe = probe(&p, 0, 0, o.target_ms * 50, 5, ctx.size);
+			/* The slowest rank's time (the same on every rank), turned
+			 * into work at each rank's own calibrated speed. */
+			uint64_t work = (uint64_t)llround(rate * t_probe * o.factor);
+			if (work == 0)
+				work = 1;
+			int iters = o.iters;
+			if (!iters) {
+				tmax = probe(&p, 2, work, o.target_ms * 50, 3, ctx.size);
+				if (tmax < t_probe)
+					tmax = t_probe;
+				double want = o.target_ms * 1e3 / (tmax > 0.05 ? tmax : 0.05);
+				iters = want < 3 ? 3 : want > 20000 ? 20000 : (int)want;
+			}
+
+			for (int r = 0; r < o.reps; r++) {
+				loop(&p, 0, iters, 0, &t, &cpu);
+				reduce(t, cpu, ctx.size, &tp[r], &cp[r]);
+				loop(&p, 1, iters, work, &t, &cpu);
+				reduce(t, cpu, ctx.size, &tw[r], &cw[r]);
+				loop(&p, 2, iters, work, &t, &cpu);
+				reduce(t, cpu, ctx.size, &to[r], &cov[r]);
+			}
+			double t_pure = bc_quartiles(tp, o.reps, NULL, NULL);
+			double t_comp = bc_quartiles(tw, o.reps, NULL, NULL);
+			double ovl_q1, ovl_q3;
+			double t_ovl = bc_quartiles(to, o.reps, &ovl_q1, &ovl_q3);
+			double cpu_pure = bc_quartiles(cp, o.reps, NULL, NULL);
+			double cpu_comp = bc_quartiles(cw, o.reps, NULL, NULL);
+			double cpu_ovl = bc_quartiles(cov, o.reps, NULL, NULL);
+			double ovl = t_pure > 0 ? 100 - 100 * (t_ovl - t_comp) / t_pure : 0;
+			if (ovl < 0)
+				ovl = 0;
+
+			bc_row_str(&ctx, coll_names[c]);
+			bc_row_size(&ctx, p.size);
+			bc_row_int(&ctx, iters);
+			bc_row_f(&ctx, t_pure);
+			bc_row_f(&ctx, t_comp);
+			bc_row_f(&ctx, t_ovl);
+			bc_row_f(&ctx, ovl_q1);
+			bc_row_f(&ctx, ovl_q3);
+			bc_row_f(&ctx, ovl);
+			bc_row_f(&ctx, cpu_pure);
+			bc_row_f(&ctx, cpu_comp);
+			bc_row_f(&ctx, cpu_ovl);
+			bc_row_f(&ctx, cpu_ovl - cpu_comp);
+			bc_row_end(&ctx);
+		}
+	}
+
+	free(sbuf);
+	free(rbuf);
+	free(tp);
+	free(tw);
+	free(to);
+	free(cp);
+	free(cw);
+	free(cov);
+	bc_triad_free(&triad);
+	MPI_Finalize();
+	return 0;
+}
