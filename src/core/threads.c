@@ -30,6 +30,9 @@ static void park(struct piano_engine *e, uint64_t timeout_ns)
 
 /* ------------------------------------------------------------ idle threads */
 
+/* A pause overshooting its length by this much means the core was busy. */
+#define IDLE_STARVED_NS 200000u
+
 struct idle_thread {
 	struct piano_engine *e;
 	hwloc_obj_t obj;
@@ -137,16 +140,30 @@ static void *idle_main(void *arg)
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_IDLE);
 	p.idle_thread = idle_can_boost();
+	bool starved = false;
 	for (uint64_t r = 0; !stopping(e); r++) {
-		bool busy;
-		unsigned work = idle_round(&p, it, r, &busy);
-		poller_end_round(&p, work);
+		bool busy = true;
+		/* After a pause that lasted far longer than asked, other threads
+		 * had the core: it is not idle, so do not poll (a round would
+		 * boost us to SCHED_OTHER and steal time from the computation);
+		 * the timer thread covers busy cores. */
+		if (!starved) {
+			unsigned work = idle_round(&p, it, r, &busy);
+			poller_end_round(&p, work);
+		}
+		long us;
 		if (busy)
-			pause_us(e, cfg->idle_period_us);
+			us = cfg->idle_period_us;
 		else if (engine_has_work(e))
-			pause_us(e, cfg->idle_period_us * cfg->idle_coef);
-		else
+			us = cfg->idle_period_us * cfg->idle_coef;
+		else {
 			park(e, 0);
+			starved = false;
+			continue;
+		}
+		uint64_t t0 = sys_now_ns();
+		pause_us(e, us);
+		starved = sys_now_ns() - t0 > (uint64_t)us * 1000u + IDLE_STARVED_NS;
 	}
 	return NULL;
 }
