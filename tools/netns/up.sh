@@ -63,6 +63,17 @@ for ns in "$PIANO_NS0" "$PIANO_NS1"; do
 	i=$((i + 1))
 done
 
+# The veth carrier comes up asynchronously; UCX skips a device that is not
+# running yet ("network device ... is not available").
+for ns in "$PIANO_NS0" "$PIANO_NS1"; do
+	n=0
+	until [ "$(ip netns exec "$ns" cat /sys/class/net/"$PIANO_DEV"/operstate 2>/dev/null)" = up ]; do
+		n=$((n + 1))
+		[ $n -le 50 ] || fail "$PIANO_DEV in $ns not up after 5 s"
+		sleep 0.1
+	done
+done
+
 # Reachability check both ways (no ping here): a TCP connection to a closed
 # port must be refused at once, which takes a round trip; a timeout means
 # the peer is unreachable.
