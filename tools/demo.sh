@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # piano demo: installs what is missing (Debian 12, root or sudo), builds into
 # build/ and runs
-#   1. the core benchmark in its quick mode: build/bench/piano-bench-core --quick
+#   1. the quick benchmark set: tools/piano-bench --quick (core engine, then
+#      native vs piano latency and overlap; plots in results/demo/)
 #   2. piano-info: topology, queue tree, threads and settings piano uses
 #
 #   ./tools/demo.sh
@@ -30,12 +31,15 @@ if [[ ! -x "$bench" ]]; then
 	exit 1
 fi
 
-piano_banner "piano demo: core benchmark ($bench --quick)"
-"$bench" --quick
+piano_banner "piano demo: quick benchmark set (tools/piano-bench --quick)"
+# Core engine, then native vs piano: ping-pong latency and overlap with
+# both MPIs; tables here, CSV and PNG plots in results/demo/.
+tools/piano-bench --quick --build build --out results/demo
 
 piano_banner "piano demo: what piano sees (build/tools/piano-info)"
 build/tools/piano-info
 
 piano_banner "piano demo: done"
+echo "Plots:           results/demo/overlap.png, results/demo/latency.png"
 echo "Full test suite: ./tools/run-tests.sh"
 echo "Configuration:   docs/configuration.md (PIANO_* environment variables)"
