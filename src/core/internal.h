@@ -88,6 +88,10 @@ struct piano_queue {
 	/* Main side: the lock is a mask, only ever try-locked. */
 	_Alignas(PIANO_CACHELINE) _Atomic int lock;
 	struct piano_ltask *head, *tail; /* owner only */
+	/* Start of the last round that held the lock: written by the owner,
+	 * read (relaxed) by the timer thread, which skips queues that somebody
+	 * polled during its last period. */
+	_Atomic uint64_t polled_ns;
 
 	/* Immutable after init. */
 	_Alignas(PIANO_CACHELINE) int index;

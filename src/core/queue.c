@@ -104,6 +104,7 @@ unsigned queue_poll(struct poller *p, struct piano_queue *q)
 		return 0;
 	if (!p->t0)
 		p->t0 = sys_now_ns();
+	atomic_store_explicit(&q->polled_ns, p->t0, memory_order_relaxed);
 	if (p->idle_thread && !p->boosted) {
 		/* Holding a queue at SCHED_IDLE would mask it for everybody as
 		 * long as the cores are busy: run at normal priority meanwhile. */

@@ -55,7 +55,8 @@ static void engine_sleep(struct piano_engine *e, uint64_t ns)
 static void pause_us(struct piano_engine *e, long us)
 {
 	const struct piano_config *cfg = &e->cfg;
-	if (us >= cfg->idle_yield_us) {
+	/* us > 0: engine_sleep(0) would mean "no timeout". */
+	if (us > 0 && us >= cfg->idle_yield_us) {
 		engine_sleep(e, (uint64_t)us * 1000u);
 		return;
 	}
@@ -143,16 +144,19 @@ static void *idle_main(void *arg)
 	bool starved = false;
 	for (uint64_t r = 0; !stopping(e); r++) {
 		bool busy = true;
+		unsigned work = 0;
 		/* After a pause that lasted far longer than asked, other threads
 		 * had the core: it is not idle, so do not poll (a round would
 		 * boost us to SCHED_OTHER and steal time from the computation);
 		 * the timer thread covers busy cores. */
 		if (!starved) {
-			unsigned work = idle_round(&p, it, r, &busy);
+			work = idle_round(&p, it, r, &busy);
 			poller_end_round(&p, work);
 		}
 		long us;
-		if (busy)
+		if (work)
+			us = 0; /* work begets work (a transfer in flight): only yield */
+		else if (busy)
 			us = cfg->idle_period_us;
 		else if (engine_has_work(e))
 			us = cfg->idle_period_us * cfg->idle_coef;
@@ -216,6 +220,25 @@ static int idle_start(struct piano_engine *e)
 
 /* ------------------------------------------------------------ timer thread */
 
+/*
+ * The safety net polls only the queues that nobody polled during the last
+ * period: where idle threads or waiters keep a queue moving, a timer round
+ * would add nothing but a preemption of whatever computes on its core.
+ */
+static unsigned timer_round(struct poller *p, uint64_t period)
+{
+	struct piano_engine *e = p->e;
+	uint64_t now = sys_now_ns();
+	unsigned work = 0;
+	for (int i = e->nqueues - 1; i >= 0; i--) {
+		struct piano_queue *q = &e->queues[i];
+		if (atomic_load_explicit(&q->polled_ns, memory_order_relaxed) + period > now)
+			continue;
+		work += queue_poll(p, q);
+	}
+	return work;
+}
+
 static void *timer_main(void *arg)
 {
 	struct piano_engine *e = arg;
@@ -235,7 +258,7 @@ static void *timer_main(void *arg)
 		engine_sleep(e, period);
 		if (stopping(e))
 			break;
-		unsigned work = engine_poll_all(&p);
+		unsigned work = timer_round(&p, period);
 		poller_end_round(&p, work);
 	}
 	return NULL;
