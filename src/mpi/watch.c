@@ -10,6 +10,15 @@
  * Sockets that MPI does not read (an application's own, a launcher's) would
  * wake the helper for nothing, forever: a socket still holding the same
  * number of unread bytes after a progress round is ignored from then on.
+ *
+ * The sending side needs wake-ups too: once the MPI has filled a socket's
+ * send buffer it writes the rest of a large message only from a progress
+ * round, and with POLLIN alone that round waits for the timer while the
+ * link idles. The watcher also waits for POLLOUT on a socket whose send
+ * queue grew since the helper last woke up (the MPI wrote to it, so it
+ * likely has more to write); a socket whose queue only drains is watched
+ * for input alone, since POLLOUT would then fire at once, every time, until
+ * the peer acknowledged everything.
  */
 #include "mpi_internal.h"
 
@@ -18,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +41,7 @@
 static struct pollfd fds[MAX_FDS + 1];
 static unsigned long inodes[MAX_FDS + 1];
 static int avail_before[MAX_FDS + 1];
+static int outq_mark[MAX_FDS + 1]; /* send-queue bytes when the helper last woke */
 static int nfds;
 static unsigned long ignored[MAX_IGNORED];
 static int nignored;
@@ -51,6 +62,13 @@ static bool is_ignored(unsigned long ino)
 		if (ignored[i] == ino)
 			return true;
 	return false;
+}
+
+/* Bytes in fd's send queue (not yet acknowledged); 0 if unknown. */
+static int send_queued(int fd)
+{
+	int q = 0;
+	return ioctl(fd, SIOCOUTQ, &q) == 0 ? q : 0;
 }
 
 static void refresh(void)
@@ -76,6 +94,7 @@ static void refresh(void)
 		if (sscanf(link, "socket:[%lu]", &ino) != 1 || is_ignored(ino))
 			continue;
 		inodes[nfds] = ino;
+		outq_mark[nfds] = send_queued(fd);
 		fds[nfds++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
 	closedir(d);
@@ -87,12 +106,15 @@ static int watch_block(void *arg, int timeout_ms)
 	(void)arg;
 	if (mono_ns() - refreshed_ns > REFRESH_NS)
 		refresh();
+	for (int i = 1; i < nfds; i++)
+		fds[i].events = POLLIN | (send_queued(fds[i].fd) > outq_mark[i] ? POLLOUT : 0);
 	int r = poll(fds, (nfds_t)nfds, timeout_ms);
 	if (r <= 0)
 		return 0;
 	if (fds[0].revents)
 		return 0; /* shutdown: the helper sees the cancel request */
 	for (int i = 1; i < nfds; i++) {
+		outq_mark[i] = send_queued(fds[i].fd);
 		avail_before[i] = -1;
 		if (fds[i].revents & POLLIN)
 			ioctl(fds[i].fd, FIONREAD, &avail_before[i]);
