@@ -1,19 +1,23 @@
 /*
- * bench_mpi_common: what the MPI benchmarks of bench/mpi share.
+ * bench_mpi_common: what the seven MPI benchmarks of bench/mpi share,
+ * compiled once per MPI into the static library
+ * piano_bench_mpi_common_<flavour>:
  *
- *  - clocks (CLOCK_MONOTONIC, in microseconds);
+ *  - clocks (CLOCK_MONOTONIC and process CPU time, in microseconds);
  *  - order statistics (median and quartiles, never means);
- *  - calibrated fixed work: a dependent floating-point chain whose speed is
- *    measured once, before MPI_Init, so that anything stealing the core
- *    (a progress thread, a spinning waiter) makes the work last longer
- *    instead of being hidden by a clock-based spin;
- *  - a team of compute threads running that work in small chunks, whose
- *    throughput can be sampled while the benchmark communicates;
+ *  - fixed amounts of work, never a loop on the clock: a dependent
+ *    floating-point chain whose speed is measured once, before MPI_Init, so
+ *    that anything stealing the core (a progress thread, a spinning waiter)
+ *    makes the work last longer instead of being hidden by a clock-based
+ *    spin; a team of threads running it; STREAM triad and dgemm kernels
+ *    sized to fit in L2;
  *  - the options every program understands (--quick, --csv, --label,
- *    --help) and list parsing (sizes with K/M suffixes, integers);
- *  - MPI start-up (MPI_Init_thread with MPI_THREAD_MULTIPLE) and the
- *    description of the run: MPI library, host, CPUs, affinity, piano
- *    settings, whether piano is loaded;
+ *    --help, and --bind where the program allows it) and list parsing
+ *    (sizes with K/M/G suffixes, counts, integers, reals);
+ *  - MPI start-up (MPI_Init_thread with MPI_THREAD_MULTIPLE), the
+ *    description of the run (MPI library, label, hosts, CPUs, piano
+ *    settings, whether piano is loaded) and quiet, sleep-polling
+ *    synchronisation;
  *  - OSU-style output: a header block of "# " lines, then a table with
  *    right-aligned columns and two decimals, or CSV whose first columns are
  *    bench,label,mpi.
@@ -36,6 +40,8 @@
 
 /* CLOCK_MONOTONIC in microseconds. */
 double bm_now_us(void);
+/* CPU time of the whole process (every thread, user + system), in µs. */
+double bm_cpu_us(void);
 
 /* ------------------------------------------------------------- statistics */
 
@@ -49,6 +55,8 @@ struct bm_stats {
 void bm_stats(double *v, long n, struct bm_stats *s);
 /* Quantile q in [0, 1] of an already sorted array. */
 double bm_quantile_sorted(const double *v, long n, double q);
+/* Sorts v[0..n) in place and returns its median (NaN when n == 0). */
+double bm_median(double *v, long n);
 
 /* ------------------------------------------------------ calibrated work */
 
@@ -87,6 +95,39 @@ void bm_team_stop(struct bm_team *t);
 int bm_affinity_count(void);
 /* The affinity mask as a CPU list ("0-1,4"). */
 void bm_affinity_string(char *out, size_t len);
+/* Binds the calling thread only (not the process) to the n-th CPU of its
+ * affinity mask (n modulo their count). Returns the CPU or -1. */
+int bm_bind_main_thread(int n);
+
+/* ------------------------------------------------------ compute kernels */
+
+/* Size of the L2 cache (sysconf), 1 MiB when unknown. */
+size_t bm_l2_bytes(void);
+
+/* STREAM triad a[i] = b[i] + s * c[i] on three arrays of n doubles. */
+struct bm_triad {
+	void *block;
+	double *a, *b, *c;
+	size_t n;
+};
+/* Arrays with 3 * n * 8 <= bytes (at least 1024 elements). 0 or -1. */
+int bm_triad_init(struct bm_triad *t, size_t bytes);
+void bm_triad_free(struct bm_triad *t);
+/* elems element updates: whole sweeps over the arrays, then a partial one. */
+void bm_triad_run(struct bm_triad *t, uint64_t elems);
+/* Element updates per µs of an undisturbed core: the best of many short
+ * runs (call it before MPI_Init, when no other thread of ours exists). */
+double bm_triad_rate(struct bm_triad *t);
+
+/* C += A * B on n x n matrices (i-k-j loop order). */
+struct bm_dgemm {
+	void *block;
+	double *a, *b, *c;
+	int n;
+};
+int bm_dgemm_init(struct bm_dgemm *d, int n);
+void bm_dgemm_free(struct bm_dgemm *d);
+void bm_dgemm_run(struct bm_dgemm *d, long calls);
 
 /* -------------------------------------------------------------- options */
 
@@ -94,11 +135,14 @@ struct bm_opts {
 	int quick;
 	int csv;
 	int help;
+	/* --bind binds the main thread of rank r to the r-th CPU it may use
+	 * (after MPI_Init: the MPI's and piano's threads keep the launcher's
+	 * placement). Only programs that set can_bind accept it: in the others
+	 * compute threads would inherit the single-CPU mask. */
+	int can_bind;
+	int bind;
 	const char *label; /* --label, else $PIANO_BENCH_LABEL, else "unlabelled" */
 };
-
-/* Usage lines of the common options, for the programs' --help. */
-extern const char bm_common_usage[];
 
 /* Sets the defaults of *o. */
 void bm_opts_init(struct bm_opts *o);
@@ -106,12 +150,15 @@ void bm_opts_init(struct bm_opts *o);
  * past its value), 0 if not, -1 on a bad value (message in err). */
 int bm_opts_arg(struct bm_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
 
-/* Comma-separated lists. Sizes accept B, K/KiB/KB, M/MiB/MB suffixes
- * (powers of 1024). Return the count (>= 1) or -1. */
-int bm_parse_sizes(const char *arg, long *out, int max, long min, long maxval);
-int bm_parse_ints(const char *arg, int *out, int max, int min, int maxval);
+/* Sizes accept B, K/KiB/KB, M/MiB/MB, G/GiB/GB suffixes (powers of 1024)
+ * and exponents ("4e6"); they serve for element counts too. Single values
+ * return 0 or -1; comma-separated lists return the count (>= 1) or -1. */
+int bm_parse_size(const char *s, long min, long maxval, long *out);
 int bm_parse_int(const char *s, long min, long maxval, long *out);
 int bm_parse_double(const char *s, double min, double maxval, double *out);
+int bm_parse_sizes(const char *arg, long *out, int max, long min, long maxval);
+int bm_parse_ints(const char *arg, int *out, int max, int min, int maxval);
+int bm_parse_doubles(const char *arg, double *out, int max, double min, double maxval);
 /* "1B", "4KiB", "1MiB". */
 void bm_fmt_size(long s, char *out, size_t len);
 
@@ -129,30 +176,44 @@ struct bm_ctx {
 	char version[256];  /* first line of MPI_Get_library_version */
 	char mpi_name[64];  /* short comma-free name: openmpi-4.1.4, mpich-4.0.2 */
 	long nproc;         /* online CPUs of rank 0's host */
+	int bound_cpu;      /* --bind: the CPU of this rank's main thread, or -1 */
 };
 
-/* MPI_Init_thread(MPI_THREAD_MULTIPLE) and the context. rate is the result
- * of bm_calibrate() run before (0 if the program computes nothing). */
+/* MPI_Init_thread(MPI_THREAD_MULTIPLE), the context, and the binding asked
+ * by --bind. rate is the result of bm_calibrate() run before (0 if the
+ * program does not use bm_work). */
 void bm_init(struct bm_ctx *c, const char *bench, const struct bm_opts *o, double rate,
              int *argc, char ***argv);
 
 /* After bm_init when the options were bad or --help was asked: rank 0
- * prints usage (to stdout for --help, else err and usage to stderr),
- * everybody finalises; returns the exit code (0 for --help, 2 otherwise). */
+ * prints usage then the common options (to stdout for --help, else err and
+ * usage to stderr), everybody finalises; returns the exit code (0 for
+ * --help, 2 otherwise). */
 int bm_usage_exit(struct bm_ctx *c, const char *usage, const char *err);
-/* Fails (rank 0 explains, exit code 2 after MPI_Finalize) unless the job has
- * exactly n ranks. Returns 0 if it has. */
-int bm_require_ranks(struct bm_ctx *c, int n);
+/* Unless the job has between min and max ranks (max 0: no limit), rank 0
+ * explains, everybody finalises and 2 is returned. Returns 0 if it has. */
+int bm_require_ranks(struct bm_ctx *c, int min, int max);
 /* MPI_Abort with a message from rank `rank`. */
 void bm_die(const struct bm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
-/* Header block (table mode only, rank 0 prints, collective): benchmark
- * title, MPI library, label, hosts, nproc, affinity of each rank, thread
- * level, calibration, piano (loaded or not) and the PIANO_* / MPIR_CVAR_*
- * variables seen, load average. Collective over MPI_COMM_WORLD. */
+/* Header block (table mode only, rank 0 prints): benchmark title, MPI
+ * library, label, ranks, host and affinity of each rank, nproc, thread
+ * level, calibration, binding (programs with --bind), piano (loaded or not)
+ * and the PIANO_* / MPIR_CVAR_* variables seen, load average. Collective
+ * over MPI_COMM_WORLD. */
 void bm_header(const struct bm_ctx *c, const char *title);
 /* One more "# " line of the header (rank 0, table mode). */
 void bm_hline(const struct bm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Completes a request by MPI_Test + 20 µs sleeps: a rank that waits for
+ * its peers leaves its core free (MPI_Wait and MPI_Barrier busy-poll, and
+ * with all ranks on one host that core is one background progress could
+ * have used). */
+void bm_quiet_wait(MPI_Request *req);
+/* Ibarrier completed quietly, then MPI_Barrier (everybody is already
+ * there: ranks leave within microseconds of each other). */
+void bm_quiet_barrier(MPI_Comm comm);
+void bm_quiet_allreduce(const double *in, double *out, int n, MPI_Op op, MPI_Comm comm);
 
 /* Stop rule of the ping-pong loops. The initiating side decides, at each
  * iteration, whether it is the last one and tells the peer in the message
@@ -212,12 +273,16 @@ enum bm_col_type {
 	BM_COL_STR,   /* const char * */
 	BM_COL_INT,   /* long */
 	BM_COL_F2,    /* double, two decimals; NaN prints "-" (table) or "" (CSV) */
+	BM_COL_F4,    /* double as BM_COL_F2, but four decimals in CSV */
+	BM_COL_SIZE,  /* long bytes: "64KiB" in the table ("-" if <= 0), the
+	               * byte count in CSV (0 if <= 0) */
 };
 
 struct bm_col {
 	const char *name; /* column header, no comma */
 	enum bm_col_type type;
 	int width; /* table width (0: max(10, strlen(name))) */
+	const char *csv; /* CSV header when it differs from name (NULL: name) */
 };
 
 struct bm_table {
@@ -227,7 +292,7 @@ struct bm_table {
 };
 
 /* Prints the column header: "# " + names (table) or
- * "bench,label,mpi," + names (CSV). Rank 0 only. */
+ * "bench,label,mpi," + CSV names (CSV). Rank 0 only. */
 void bm_table_begin(struct bm_table *t, const struct bm_ctx *c, const struct bm_col *cols,
                     int ncols);
 /* One row: one argument per column, of the column's type. Rank 0 only;

@@ -37,7 +37,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "bench_common2.h"
+#include "bench_mpi_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,19 +58,18 @@ static const char *usage_text =
 	"  --scaling        strong scaling: --work is global\n"
 	"  --iters N        iterations per repetition (default 20; quick 8)\n"
 	"  --reps N         repetitions per point (default 11; quick 5)\n"
-	"  --warmup N       untimed repetitions per point (default 1)\n"
-	BC_COMMON_USAGE;
+	"  --warmup N       untimed repetitions per point (default 1)\n";
 
 struct opts {
 	long halo[MAX_POINTS];
 	int nhalo;
-	long long work[MAX_POINTS];
+	long work[MAX_POINTS];
 	int nwork;
 	int scaling;
-	int iters, reps, warmup;
+	long iters, reps, warmup;
 };
 
-static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
+static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
                  char *err, size_t errlen)
 {
 	int have_iters = 0, have_reps = 0;
@@ -79,10 +78,10 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 	o->reps = 11;
 	o->warmup = 1;
 	for (int i = 1; i < argc; i++) {
-		int rc = bc_common_opt(argc, argv, &i, co, err, errlen);
-		if (rc == 2 || rc < 0)
-			return rc == 2 ? 1 : -1;
-		if (rc == 1)
+		int rc = bm_opts_arg(co, argc, argv, &i, err, errlen);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
 			continue;
 		const char *a = argv[i];
 		if (!strcmp(a, "--scaling")) {
@@ -96,19 +95,17 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 		}
 		int bad = 0;
 		if (!strcmp(a, "--halo")) {
-			bad = (o->nhalo = bc_parse_size_list(v, o->halo, MAX_POINTS)) < 0;
-			for (int k = 0; !bad && k < o->nhalo; k++)
-				bad = o->halo[k] > (1L << 30);
+			bad = (o->nhalo = bm_parse_sizes(v, o->halo, MAX_POINTS, 1, 1L << 30)) < 0;
 		} else if (!strcmp(a, "--work")) {
-			bad = (o->nwork = bc_parse_count_list(v, o->work, MAX_POINTS)) < 0;
+			bad = (o->nwork = bm_parse_sizes(v, o->work, MAX_POINTS, 0, (long)1e15)) < 0;
 		} else if (!strcmp(a, "--iters")) {
-			bad = bc_parse_int(v, 1, 1000000, &o->iters);
+			bad = bm_parse_int(v, 1, 1000000, &o->iters);
 			have_iters = 1;
 		} else if (!strcmp(a, "--reps")) {
-			bad = bc_parse_int(v, 1, 100000, &o->reps);
+			bad = bm_parse_int(v, 1, 100000, &o->reps);
 			have_reps = 1;
 		} else if (!strcmp(a, "--warmup")) {
-			bad = bc_parse_int(v, 0, 100000, &o->warmup);
+			bad = bm_parse_int(v, 0, 100000, &o->warmup);
 		} else {
 			snprintf(err, errlen, "unknown option: %s", a);
 			return -1;
@@ -124,9 +121,9 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 		o->halo[0] = co->quick ? 256L << 10 : 1L << 20;
 	}
 	if (!o->nwork) {
-		static const long long d[] = { 512LL << 10, 2LL << 20, 8LL << 20 };
-		static const long long q[] = { 1LL << 20, 4LL << 20 };
-		const long long *src = co->quick ? q : d;
+		static const long d[] = { 512L << 10, 2L << 20, 8L << 20 };
+		static const long q[] = { 1L << 20, 4L << 20 };
+		const long *src = co->quick ? q : d;
 		o->nwork = co->quick ? 2 : 3;
 		for (int k = 0; k < o->nwork; k++)
 			o->work[k] = o->scaling ? 2 * src[k] : src[k];
@@ -141,7 +138,7 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 }
 
 struct state {
-	struct bc_triad triad;
+	struct bm_triad triad;
 	char *sl, *sr, *rl, *rr; /* send/receive buffers, left/right */
 	int left, right;
 };
@@ -152,8 +149,8 @@ static double loop(struct state *s, int iters, int comm, long halo, uint64_t w)
 {
 	MPI_Request req[4];
 	const int n = (int)halo;
-	bc_quiet_barrier(MPI_COMM_WORLD);
-	double t0 = bc_now_us();
+	bm_quiet_barrier(MPI_COMM_WORLD);
+	double t0 = bm_now_us();
 	for (int it = 0; it < iters; it++) {
 		if (comm) {
 			MPI_Irecv(s->rl, n, MPI_BYTE, s->left, TAG_RIGHTWARD, MPI_COMM_WORLD, &req[0]);
@@ -162,48 +159,40 @@ static double loop(struct state *s, int iters, int comm, long halo, uint64_t w)
 			MPI_Isend(s->sr, n, MPI_BYTE, s->right, TAG_RIGHTWARD, MPI_COMM_WORLD, &req[3]);
 		}
 		if (w)
-			bc_triad_run(&s->triad, w);
+			bm_triad_run(&s->triad, w);
 		if (comm)
 			MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
 	}
-	return (bc_now_us() - t0) / iters;
+	return (bm_now_us() - t0) / iters;
 }
 
 int main(int argc, char **argv)
 {
-	struct bc_opts co;
+	struct bm_opts co;
 	struct opts o;
 	char err[256] = "";
-	bc_opts_init(&co);
+	bm_opts_init(&co);
+	co.can_bind = 1;
 	int prc = parse(argc, argv, &co, &o, err, sizeof err);
 
 	/* Calibration before MPI_Init, when no MPI or piano thread exists:
 	 * only for the header (the work itself is a fixed count). */
 	struct state s;
 	memset(&s, 0, sizeof s);
-	size_t l2 = bc_l2_bytes();
-	if (bc_triad_init(&s.triad, l2 / 2)) {
+	size_t l2 = bm_l2_bytes();
+	if (bm_triad_init(&s.triad, l2 / 2)) {
 		fprintf(stderr, "bench_halo: out of memory\n");
 		return 1;
 	}
-	double rate = prc == 0 ? bc_triad_rate(&s.triad) : 0;
+	double rate = prc == 0 ? bm_triad_rate(&s.triad) : 0;
 
-	int provided = MPI_THREAD_SINGLE;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	struct bc_ctx ctx;
-	bc_ctx_init(&ctx, "halo", &co, provided);
-	if (prc != 0 || ctx.size < 2) {
-		if (ctx.rank == 0) {
-			if (prc == 1)
-				fputs(usage_text, stdout);
-			else if (prc < 0)
-				fprintf(stderr, "bench_halo: %s\n%s", err, usage_text);
-			else
-				fprintf(stderr, "bench_halo: needs at least 2 MPI processes\n");
-		}
-		MPI_Finalize();
-		return prc == 1 ? 0 : 2;
-	}
+	struct bm_ctx ctx;
+	bm_init(&ctx, "halo", &co, 0, &argc, &argv);
+	if (prc || co.help)
+		return bm_usage_exit(&ctx, usage_text, err);
+	int rc = bm_require_ranks(&ctx, 2, 0);
+	if (rc)
+		return rc;
 	s.left = (ctx.rank + ctx.size - 1) % ctx.size;
 	s.right = (ctx.rank + 1) % ctx.size;
 	long maxhalo = 0;
@@ -230,67 +219,65 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&rmin, &rates[0], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
 	MPI_Allreduce(&rmax, &rates[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
-	bc_print_header(&ctx, "piano halo benchmark: 1-D ghost-cell exchange + triad "
+	bm_header(&ctx, "piano halo benchmark: 1-D ghost-cell exchange + triad "
 	                      "workload (APSM 5.2, PM2 halo meta-application)");
-	bc_note(&ctx, "iteration: Irecv x2, Isend x2 (ring neighbours), triad work, "
-	        "Waitall; %d iterations per repetition, %d repetitions (+%d warm-up)",
+	bm_hline(&ctx, "iteration: Irecv x2, Isend x2 (ring neighbours), triad work, "
+	        "Waitall; %ld iterations per repetition, %ld repetitions (+%ld warm-up)",
 	        o.iters, o.reps, o.warmup);
-	bc_note(&ctx, "triad: 3 x %zu doubles (%zu KiB, L2 %zu KiB); calibrated before "
+	bm_hline(&ctx, "triad: 3 x %zu doubles (%zu KiB, L2 %zu KiB); calibrated before "
 	        "MPI_Init at %.0f..%.0f element updates/us (slowest..fastest rank)",
 	        s.triad.n, 3 * s.triad.n * 8 / 1024, l2 / 1024, rates[0], rates[1]);
-	bc_note(&ctx, "work: %s", o.scaling
+	bm_hline(&ctx, "work: %s", o.scaling
 	        ? "strong scaling: --work is global, each rank does work/ranks"
 	        : "--work per rank (weak)");
-	bc_note(&ctx, "times per iteration in us, slowest rank, median over repetitions "
+	bm_hline(&ctx, "times per iteration in us, slowest rank, median over repetitions "
 	        "(q1/q3: quartiles of t_total)");
-	bc_note(&ctx, "ratio = t_total / max(t_comm, t_comp) (1.00 = full overlap); "
+	bm_hline(&ctx, "ratio = t_total / max(t_comm, t_comp) (1.00 = full overlap); "
 	        "no-ovl = (t_comm + t_comp) / max; vis = t_total - t_comp");
 
-	static const struct bc_col cols[] = {
-		{ "halo", "halo_bytes", 8 },         { "ranks", "ranks", 5 },
-		{ "work", "work", 10 },              { "work/rank", "work_per_rank", 10 },
-		{ "total(us)", "t_total_us", 10 },   { "q1(us)", "q1_us", 10 },
-		{ "q3(us)", "q3_us", 10 },           { "comm(us)", "t_comm_us", 10 },
-		{ "comp(us)", "t_comp_us", 10 },     { "vis(us)", "vis_us", 10 },
-		{ "ratio", "ratio", 7 },             { "no-ovl", "no_ovl", 7 },
+	static const struct bm_col cols[] = {
+		{ "halo", BM_COL_SIZE, 8, "halo_bytes" },
+		{ "ranks", BM_COL_INT, 5, NULL },
+		{ "work", BM_COL_INT, 10, NULL },
+		{ "work/rank", BM_COL_INT, 10, "work_per_rank" },
+		{ "total(us)", BM_COL_F4, 10, "t_total_us" },
+		{ "q1(us)", BM_COL_F4, 10, "q1_us" },
+		{ "q3(us)", BM_COL_F4, 10, "q3_us" },
+		{ "comm(us)", BM_COL_F4, 10, "t_comm_us" },
+		{ "comp(us)", BM_COL_F4, 10, "t_comp_us" },
+		{ "vis(us)", BM_COL_F4, 10, "vis_us" },
+		{ "ratio", BM_COL_F4, 7, NULL },
+		{ "no-ovl", BM_COL_F4, 7, "no_ovl" },
 	};
-	bc_table_begin(&ctx, cols, (int)(sizeof cols / sizeof cols[0]));
+	struct bm_table t;
+	bm_table_begin(&t, &ctx, cols, (int)(sizeof cols / sizeof cols[0]));
 
 	for (int hi = 0; hi < o.nhalo; hi++) {
 		const long halo = o.halo[hi];
 		for (int wi = 0; wi < o.nwork; wi++) {
-			const long long work = o.work[wi];
+			const long work = o.work[wi];
 			const uint64_t w = (uint64_t)(o.scaling ? work / ctx.size : work);
 			for (int r = -o.warmup; r < o.reps; r++) {
 				double local[3], global[3];
 				local[0] = loop(&s, o.iters, 1, halo, w);
 				local[1] = loop(&s, o.iters, 1, halo, 0);
 				local[2] = w ? loop(&s, o.iters, 0, halo, w) : 0;
-				bc_quiet_allreduce(local, global, 3, MPI_MAX, MPI_COMM_WORLD);
+				bm_quiet_allreduce(local, global, 3, MPI_MAX, MPI_COMM_WORLD);
 				if (r >= 0) {
 					tt[r] = global[0];
 					tc[r] = global[1];
 					tw[r] = global[2];
 				}
 			}
-			double q1, q3;
-			double t_total = bc_quartiles(tt, o.reps, &q1, &q3);
-			double t_comm = bc_quartiles(tc, o.reps, NULL, NULL);
-			double t_comp = bc_quartiles(tw, o.reps, NULL, NULL);
+			struct bm_stats total;
+			bm_stats(tt, o.reps, &total);
+			double t_comm = bm_median(tc, o.reps);
+			double t_comp = bm_median(tw, o.reps);
 			double best = t_comm > t_comp ? t_comm : t_comp;
-			bc_row_size(&ctx, halo);
-			bc_row_int(&ctx, ctx.size);
-			bc_row_int(&ctx, work);
-			bc_row_int(&ctx, (long long)w);
-			bc_row_f(&ctx, t_total);
-			bc_row_f(&ctx, q1);
-			bc_row_f(&ctx, q3);
-			bc_row_f(&ctx, t_comm);
-			bc_row_f(&ctx, t_comp);
-			bc_row_f(&ctx, t_total - t_comp);
-			bc_row_f(&ctx, best > 0 ? t_total / best : 0);
-			bc_row_f(&ctx, best > 0 ? (t_comm + t_comp) / best : 0);
-			bc_row_end(&ctx);
+			bm_table_row(&t, halo, (long)ctx.size, work, (long)w, total.median, total.p25,
+			             total.p75, t_comm, t_comp, total.median - t_comp,
+			             best > 0 ? total.median / best : 0.0,
+			             best > 0 ? (t_comm + t_comp) / best : 0.0);
 		}
 	}
 
@@ -301,7 +288,7 @@ int main(int argc, char **argv)
 	free(tt);
 	free(tc);
 	free(tw);
-	bc_triad_free(&s.triad);
+	bm_triad_free(&s.triad);
 	MPI_Finalize();
 	return 0;
 }

@@ -32,7 +32,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "bench_common2.h"
+#include "bench_mpi_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,24 +50,23 @@ static const char *usage_text =
 	"  --msg SIZE        size of the pending receive (default 8MiB)\n"
 	"  --reps N          samples per phase and round (default 10; quick 6)\n"
 	"  --rounds N        idle/pending alternations (default 10; quick 3)\n"
-	"  --half            only even ranks compute; odd ranks block in MPI_Wait\n"
-	BC_COMMON_USAGE;
+	"  --half            only even ranks compute; odd ranks block in MPI_Wait\n";
 
 struct opts {
 	int triad, dgemm;
-	long long triad_elems;
-	int dgemm_n, dgemm_calls;
+	long triad_elems;
+	long dgemm_n, dgemm_calls;
 	long msg;
-	int reps, rounds;
+	long reps, rounds;
 	int half;
 };
 
-static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
+static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
                  char *err, size_t errlen)
 {
 	int have_te = 0, have_dc = 0, have_reps = 0, have_rounds = 0;
 	o->triad = o->dgemm = 1;
-	o->triad_elems = 8LL << 20;
+	o->triad_elems = 8L << 20;
 	o->dgemm_n = 64;
 	o->dgemm_calls = 16;
 	o->msg = 8L << 20;
@@ -75,10 +74,10 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 	o->rounds = 10;
 	o->half = 0;
 	for (int i = 1; i < argc; i++) {
-		int rc = bc_common_opt(argc, argv, &i, co, err, errlen);
-		if (rc == 2 || rc < 0)
-			return rc == 2 ? 1 : -1;
-		if (rc == 1)
+		int rc = bm_opts_arg(co, argc, argv, &i, err, errlen);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
 			continue;
 		const char *a = argv[i];
 		if (!strcmp(a, "--half")) {
@@ -96,20 +95,20 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 			o->dgemm = strstr(v, "dgemm") != NULL;
 			bad = !o->triad && !o->dgemm;
 		} else if (!strcmp(a, "--triad-elems")) {
-			bad = bc_parse_count(v, &o->triad_elems) || o->triad_elems < 1;
+			bad = bm_parse_size(v, 1, (long)1e15, &o->triad_elems);
 			have_te = 1;
 		} else if (!strcmp(a, "--dgemm-n")) {
-			bad = bc_parse_int(v, 4, 1024, &o->dgemm_n);
+			bad = bm_parse_int(v, 4, 1024, &o->dgemm_n);
 		} else if (!strcmp(a, "--dgemm-calls")) {
-			bad = bc_parse_int(v, 1, 1000000, &o->dgemm_calls);
+			bad = bm_parse_int(v, 1, 1000000, &o->dgemm_calls);
 			have_dc = 1;
 		} else if (!strcmp(a, "--msg")) {
-			bad = bc_parse_size(v, &o->msg) || o->msg > (1L << 30);
+			bad = bm_parse_size(v, 1, 1L << 30, &o->msg);
 		} else if (!strcmp(a, "--reps")) {
-			bad = bc_parse_int(v, 1, 100000, &o->reps);
+			bad = bm_parse_int(v, 1, 100000, &o->reps);
 			have_reps = 1;
 		} else if (!strcmp(a, "--rounds")) {
-			bad = bc_parse_int(v, 1, 10000, &o->rounds);
+			bad = bm_parse_int(v, 1, 10000, &o->rounds);
 			have_rounds = 1;
 		} else {
 			snprintf(err, errlen, "unknown option: %s", a);
@@ -123,7 +122,7 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 	}
 	if (co->quick) {
 		if (!have_te)
-			o->triad_elems = 4LL << 20;
+			o->triad_elems = 4L << 20;
 		if (!have_dc)
 			o->dgemm_calls = 8;
 		if (!have_reps)
@@ -141,8 +140,8 @@ static const char *phase_names[NPHASES] = { "idle", "pending" };
 
 struct state {
 	struct opts *o;
-	struct bc_triad triad;
-	struct bc_dgemm dgemm;
+	struct bm_triad triad;
+	struct bm_dgemm dgemm;
 	char *sbuf, *rbuf;
 	int rank, size, left, right, computes;
 };
@@ -150,9 +149,9 @@ struct state {
 static void run_kernel(struct state *s, int k)
 {
 	if (k == K_TRIAD)
-		bc_triad_run(&s->triad, (uint64_t)s->o->triad_elems);
+		bm_triad_run(&s->triad, (uint64_t)s->o->triad_elems);
 	else
-		bc_dgemm_run(&s->dgemm, s->o->dgemm_calls);
+		bm_dgemm_run(&s->dgemm, s->o->dgemm_calls);
 }
 
 /* One phase of one round: reps samples into out[], CPU and wall time of
@@ -163,16 +162,16 @@ static void phase(struct state *s, int k, int ph, double *out, double *cpu, doub
 	MPI_Request reqs[2];
 	if (ph == PH_PENDING)
 		MPI_Irecv(s->rbuf, (int)o->msg, MPI_BYTE, s->left, TAG, MPI_COMM_WORLD, &reqs[0]);
-	bc_quiet_barrier(MPI_COMM_WORLD);
+	bm_quiet_barrier(MPI_COMM_WORLD);
 	if (s->computes) {
-		double c0 = bc_cpu_us(), w0 = bc_now_us();
+		double c0 = bm_cpu_us(), w0 = bm_now_us();
 		for (int r = 0; r < o->reps; r++) {
-			double t0 = bc_now_us();
+			double t0 = bm_now_us();
 			run_kernel(s, k);
-			out[r] = (bc_now_us() - t0) * 1e-3;
+			out[r] = (bm_now_us() - t0) * 1e-3;
 		}
-		*wall += bc_now_us() - w0;
-		*cpu += bc_cpu_us() - c0;
+		*wall += bm_now_us() - w0;
+		*cpu += bm_cpu_us() - c0;
 	}
 	if (ph == PH_PENDING) {
 		if (!s->computes) /* --half: block until the left neighbour sends */
@@ -184,40 +183,32 @@ static void phase(struct state *s, int k, int ph, double *out, double *cpu, doub
 
 int main(int argc, char **argv)
 {
-	struct bc_opts co;
+	struct bm_opts co;
 	struct opts o;
 	char err[256] = "";
-	bc_opts_init(&co);
+	bm_opts_init(&co);
+	co.can_bind = 1;
 	int prc = parse(argc, argv, &co, &o, err, sizeof err);
 
-	int provided = MPI_THREAD_SINGLE;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	struct bc_ctx ctx;
-	bc_ctx_init(&ctx, "interference", &co, provided);
-	if (prc != 0 || ctx.size < 2) {
-		if (ctx.rank == 0) {
-			if (prc == 1)
-				fputs(usage_text, stdout);
-			else if (prc < 0)
-				fprintf(stderr, "bench_interference: %s\n%s", err, usage_text);
-			else
-				fprintf(stderr, "bench_interference: needs at least 2 MPI processes\n");
-		}
-		MPI_Finalize();
-		return prc == 1 ? 0 : 2;
-	}
+	struct bm_ctx ctx;
+	bm_init(&ctx, "interference", &co, 0, &argc, &argv);
+	if (prc || co.help)
+		return bm_usage_exit(&ctx, usage_text, err);
+	int rc = bm_require_ranks(&ctx, 2, 0);
+	if (rc)
+		return rc;
 
 	struct state s = { .o = &o, .rank = ctx.rank, .size = ctx.size };
 	s.left = (s.rank + s.size - 1) % s.size;
 	s.right = (s.rank + 1) % s.size;
 	s.computes = !o.half || s.rank % 2 == 0;
-	size_t l2 = bc_l2_bytes();
-	int nsamp = o.rounds * o.reps;
+	size_t l2 = bm_l2_bytes();
+	int nsamp = (int)(o.rounds * o.reps);
 	double *samples = malloc((size_t)NKERNELS * NPHASES * (size_t)nsamp * sizeof(double));
 	s.sbuf = malloc((size_t)o.msg);
 	s.rbuf = malloc((size_t)o.msg);
-	if (!samples || !s.sbuf || !s.rbuf || bc_triad_init(&s.triad, l2 / 2) ||
-	    bc_dgemm_init(&s.dgemm, o.dgemm_n)) {
+	if (!samples || !s.sbuf || !s.rbuf || bm_triad_init(&s.triad, l2 / 2) ||
+	    bm_dgemm_init(&s.dgemm, (int)o.dgemm_n)) {
 		fprintf(stderr, "bench_interference: out of memory\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
@@ -225,31 +216,31 @@ int main(int argc, char **argv)
 	memset(s.rbuf, 0, (size_t)o.msg);
 	double cpu[NKERNELS][NPHASES] = { { 0 } }, wall[NKERNELS][NPHASES] = { { 0 } };
 
-	bc_print_header(&ctx, "piano interference benchmark: compute kernel slowdown "
+	bm_header(&ctx, "piano interference benchmark: compute kernel slowdown "
 	                      "while communication is pending (PIOMan Fig. 4, APSM 5.2)");
-	bc_note(&ctx, "triad: a[i] = b[i] + s*c[i], 3 x %zu doubles (%zu KiB, L2 %zu KiB), "
-	        "%lld element updates per sample", s.triad.n, 3 * s.triad.n * 8 / 1024,
+	bm_hline(&ctx, "triad: a[i] = b[i] + s*c[i], 3 x %zu doubles (%zu KiB, L2 %zu KiB), "
+	        "%ld element updates per sample", s.triad.n, 3 * s.triad.n * 8 / 1024,
 	        l2 / 1024, o.triad_elems);
-	bc_note(&ctx, "dgemm: C += A*B, %d x %d, %d products per sample", o.dgemm_n,
+	bm_hline(&ctx, "dgemm: C += A*B, %ld x %ld, %ld products per sample", o.dgemm_n,
 	        o.dgemm_n, o.dgemm_calls);
 	char msz[32];
-	bc_fmt_size(o.msg, msz, sizeof msz);
-	bc_note(&ctx, "pending: each rank has an MPI_Irecv of %s from its left neighbour, "
+	bm_fmt_size(o.msg, msz, sizeof msz);
+	bm_hline(&ctx, "pending: each rank has an MPI_Irecv of %s from its left neighbour, "
 	        "sent at the end of the phase", msz);
-	bc_note(&ctx, "samples: %d rounds x %d per phase; phases alternate idle/pending",
+	bm_hline(&ctx, "samples: %ld rounds x %ld per phase; phases alternate idle/pending",
 	        o.rounds, o.reps);
-	bc_note(&ctx, "computing ranks: %s", o.half
+	bm_hline(&ctx, "computing ranks: %s", o.half
 	        ? "even only (odd ranks block in MPI_Wait / sleep)" : "all");
-	bc_note(&ctx, "t = one sample (ms): median and quartiles over the samples of every "
+	bm_hline(&ctx, "t = one sample (ms): median and quartiles over the samples of every "
 	        "computing rank");
-	bc_note(&ctx, "slow%% = (t / t_idle - 1) x 100; worst%% = largest per-rank slowdown; "
+	bm_hline(&ctx, "slow%% = (t / t_idle - 1) x 100; worst%% = largest per-rank slowdown; "
 	        "cpu%% = process CPU / wall while sampling (100 = compute thread only)");
 
-	static const struct bc_col cols[] = {
-		{ "kernel", "kernel", 8 },   { "phase", "phase", 8 },
-		{ "t(ms)", "t_ms", 9 },      { "q1(ms)", "q1_ms", 9 },
-		{ "q3(ms)", "q3_ms", 9 },    { "slow%", "slowdown_pct", 8 },
-		{ "worst%", "worst_pct", 8 }, { "cpu%", "cpu_pct", 8 },
+	static const struct bm_col cols[] = {
+		{ "kernel", BM_COL_STR, 8, NULL },      { "phase", BM_COL_STR, 8, NULL },
+		{ "t(ms)", BM_COL_F4, 9, "t_ms" },      { "q1(ms)", BM_COL_F4, 9, "q1_ms" },
+		{ "q3(ms)", BM_COL_F4, 9, "q3_ms" },    { "slow%", BM_COL_F4, 8, "slowdown_pct" },
+		{ "worst%", BM_COL_F4, 8, "worst_pct" }, { "cpu%", BM_COL_F4, 8, "cpu_pct" },
 	};
 
 	/* Warm-up: one sample of each kernel, and one pending exchange (first
@@ -258,7 +249,7 @@ int main(int argc, char **argv)
 		if ((k == K_TRIAD && !o.triad) || (k == K_DGEMM && !o.dgemm))
 			continue;
 		double tmp[1], c = 0, w = 0;
-		int reps = o.reps;
+		long reps = o.reps;
 		o.reps = 1;
 		phase(&s, k, PH_PENDING, tmp, &c, &w);
 		o.reps = reps;
@@ -296,7 +287,8 @@ int main(int argc, char **argv)
 	MPI_Gather(myratio, NKERNELS * NPHASES, MPI_DOUBLE, ratios, NKERNELS * NPHASES,
 	           MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
-	bc_table_begin(&ctx, cols, (int)(sizeof cols / sizeof cols[0]));
+	struct bm_table t;
+	bm_table_begin(&t, &ctx, cols, (int)(sizeof cols / sizeof cols[0]));
 	if (ctx.rank == 0) {
 		int ncomp = 0;
 		for (int r = 0; r < ctx.size; r++)
@@ -322,7 +314,7 @@ int main(int argc, char **argv)
 					                    (size_t)(k * NPHASES + ph) * nsamp;
 					memcpy(pool + (size_t)np * nsamp, src, (size_t)nsamp * sizeof *src);
 					memcpy(tmp, src, (size_t)nsamp * sizeof *src);
-					double m = bc_quartiles(tmp, nsamp, NULL, NULL);
+					double m = bm_median(tmp, nsamp);
 					if (ph == PH_IDLE)
 						rank_idle[r] = m;
 					double sl = rank_idle[r] > 0 ? (m / rank_idle[r] - 1) * 100 : 0;
@@ -331,19 +323,14 @@ int main(int argc, char **argv)
 					cpu_sum += ratios[(size_t)r * NKERNELS * NPHASES + k * NPHASES + ph];
 					np++;
 				}
-				double q1, q3;
-				double med = bc_quartiles(pool, np * nsamp, &q1, &q3);
+				struct bm_stats st;
+				bm_stats(pool, (long)np * nsamp, &st);
 				if (ph == PH_IDLE)
-					idle_med = med;
-				bc_row_str(&ctx, kernel_names[k]);
-				bc_row_str(&ctx, phase_names[ph]);
-				bc_row_f(&ctx, med);
-				bc_row_f(&ctx, q1);
-				bc_row_f(&ctx, q3);
-				bc_row_f(&ctx, idle_med > 0 ? (med / idle_med - 1) * 100 : 0);
-				bc_row_f(&ctx, worst);
-				bc_row_f(&ctx, np ? cpu_sum / np : 0);
-				bc_row_end(&ctx);
+					idle_med = st.median;
+				bm_table_row(&t, kernel_names[k], phase_names[ph], st.median, st.p25,
+				             st.p75,
+				             idle_med > 0 ? (st.median / idle_med - 1) * 100 : 0.0,
+				             worst, np ? cpu_sum / np : 0.0);
 			}
 		}
 		free(pool);
@@ -356,8 +343,8 @@ int main(int argc, char **argv)
 	free(samples);
 	free(s.sbuf);
 	free(s.rbuf);
-	bc_triad_free(&s.triad);
-	bc_dgemm_free(&s.dgemm);
+	bm_triad_free(&s.triad);
+	bm_dgemm_free(&s.dgemm);
 	MPI_Finalize();
 	return 0;
 }

@@ -118,11 +118,9 @@ int main(int argc, char **argv)
 	bm_init(&c, "latency", &o.c, 0, &argc, &argv);
 	if (prc || o.c.help)
 		return bm_usage_exit(&c, usage_text, err);
-	int rc = bm_require_ranks(&c, 2);
-	if (rc) {
-		MPI_Finalize();
+	int rc = bm_require_ranks(&c, 2, 2);
+	if (rc)
 		return rc;
-	}
 
 	long maxsize = 1, maxiters = 1;
 	for (int i = 0; i < o.nsizes; i++) {
@@ -152,9 +150,9 @@ int main(int argc, char **argv)
 	             "size; time budget %.2f s per size", o.max_time);
 
 	static const struct bm_col cols[] = {
-		{ "size", BM_COL_INT, 8 },     { "iters", BM_COL_INT, 8 },
-		{ "median_us", BM_COL_F2, 0 }, { "p25_us", BM_COL_F2, 0 },
-		{ "p75_us", BM_COL_F2, 0 },    { "min_us", BM_COL_F2, 0 },
+		{ "size", BM_COL_INT, 8, NULL },     { "iters", BM_COL_INT, 8, NULL },
+		{ "median_us", BM_COL_F2, 0, NULL }, { "p25_us", BM_COL_F2, 0, NULL },
+		{ "p75_us", BM_COL_F2, 0, NULL },    { "min_us", BM_COL_F2, 0, NULL },
 	};
 	struct bm_table t;
 	bm_table_begin(&t, &c, cols, (int)(sizeof cols / sizeof cols[0]));

@@ -151,7 +151,7 @@ static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t e
 			bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
 			have_warmup = 1;
 		} else if (!strcmp(a, "--size")) {
-			bad = bm_parse_sizes(v, &o->size, 1, 1, 1L << 30) != 1;
+			bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
 		} else if (!strcmp(a, "--load-iters")) {
 			bad = bm_parse_int(v, 1, 100000000, &o->load_iters) != 0;
 			have_liters = 1;
@@ -244,34 +244,34 @@ static const char *mode_name(int mode)
 }
 
 static const struct bm_col csv_cols[] = {
-	{ "mode", BM_COL_STR, 0 },       { "threads", BM_COL_INT, 0 },
-	{ "iters", BM_COL_INT, 0 },      { "median_us", BM_COL_F2, 0 },
-	{ "p25_us", BM_COL_F2, 0 },      { "p75_us", BM_COL_F2, 0 },
-	{ "min_us", BM_COL_F2, 0 },      { "max_us", BM_COL_F2, 0 },
-	{ "thr_min_us", BM_COL_F2, 0 },  { "thr_med_us", BM_COL_F2, 0 },
-	{ "thr_max_us", BM_COL_F2, 0 },  { "kmsg_s", BM_COL_F2, 0 },
-	{ "cmp_alone", BM_COL_F2, 0 },   { "cmp_pp", BM_COL_F2, 0 },
-	{ "slowdown", BM_COL_F2, 0 },
+	{ "mode", BM_COL_STR, 0, NULL },       { "threads", BM_COL_INT, 0, NULL },
+	{ "iters", BM_COL_INT, 0, NULL },      { "median_us", BM_COL_F2, 0, NULL },
+	{ "p25_us", BM_COL_F2, 0, NULL },      { "p75_us", BM_COL_F2, 0, NULL },
+	{ "min_us", BM_COL_F2, 0, NULL },      { "max_us", BM_COL_F2, 0, NULL },
+	{ "thr_min_us", BM_COL_F2, 0, NULL },  { "thr_med_us", BM_COL_F2, 0, NULL },
+	{ "thr_max_us", BM_COL_F2, 0, NULL },  { "kmsg_s", BM_COL_F2, 0, NULL },
+	{ "cmp_alone", BM_COL_F2, 0, NULL },   { "cmp_pp", BM_COL_F2, 0, NULL },
+	{ "slowdown", BM_COL_F2, 0, NULL },
 };
 static const struct bm_col cols_1ton[] = {
-	{ "threads", BM_COL_INT, 8 },    { "iters", BM_COL_INT, 8 },
-	{ "median_us", BM_COL_F2, 0 },   { "p25_us", BM_COL_F2, 0 },
-	{ "p75_us", BM_COL_F2, 0 },      { "thr_min_us", BM_COL_F2, 0 },
-	{ "thr_med_us", BM_COL_F2, 0 },  { "thr_max_us", BM_COL_F2, 0 },
+	{ "threads", BM_COL_INT, 8, NULL },    { "iters", BM_COL_INT, 8, NULL },
+	{ "median_us", BM_COL_F2, 0, NULL },   { "p25_us", BM_COL_F2, 0, NULL },
+	{ "p75_us", BM_COL_F2, 0, NULL },      { "thr_min_us", BM_COL_F2, 0, NULL },
+	{ "thr_med_us", BM_COL_F2, 0, NULL },  { "thr_max_us", BM_COL_F2, 0, NULL },
 };
 static const struct bm_col cols_nton[] = {
-	{ "threads", BM_COL_INT, 8 },    { "iters", BM_COL_INT, 8 },
-	{ "median_us", BM_COL_F2, 0 },   { "p25_us", BM_COL_F2, 0 },
-	{ "p75_us", BM_COL_F2, 0 },      { "thr_min_us", BM_COL_F2, 0 },
-	{ "thr_med_us", BM_COL_F2, 0 },  { "thr_max_us", BM_COL_F2, 0 },
-	{ "kmsg_s", BM_COL_F2, 0 },
+	{ "threads", BM_COL_INT, 8, NULL },    { "iters", BM_COL_INT, 8, NULL },
+	{ "median_us", BM_COL_F2, 0, NULL },   { "p25_us", BM_COL_F2, 0, NULL },
+	{ "p75_us", BM_COL_F2, 0, NULL },      { "thr_min_us", BM_COL_F2, 0, NULL },
+	{ "thr_med_us", BM_COL_F2, 0, NULL },  { "thr_max_us", BM_COL_F2, 0, NULL },
+	{ "kmsg_s", BM_COL_F2, 0, NULL },
 };
 static const struct bm_col cols_nload[] = {
-	{ "threads", BM_COL_INT, 8 },    { "iters", BM_COL_INT, 8 },
-	{ "median_us", BM_COL_F2, 0 },   { "p25_us", BM_COL_F2, 0 },
-	{ "p75_us", BM_COL_F2, 0 },      { "min_us", BM_COL_F2, 0 },
-	{ "max_us", BM_COL_F2, 0 },      { "cmp_alone", BM_COL_F2, 0 },
-	{ "cmp_pp", BM_COL_F2, 0 },      { "slowdown", BM_COL_F2, 0 },
+	{ "threads", BM_COL_INT, 8, NULL },    { "iters", BM_COL_INT, 8, NULL },
+	{ "median_us", BM_COL_F2, 0, NULL },   { "p25_us", BM_COL_F2, 0, NULL },
+	{ "p75_us", BM_COL_F2, 0, NULL },      { "min_us", BM_COL_F2, 0, NULL },
+	{ "max_us", BM_COL_F2, 0, NULL },      { "cmp_alone", BM_COL_F2, 0, NULL },
+	{ "cmp_pp", BM_COL_F2, 0, NULL },      { "slowdown", BM_COL_F2, 0, NULL },
 };
 #define NCOLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -576,11 +576,9 @@ int main(int argc, char **argv)
 	bm_init(&c, "mthreads", &o.c, rate, &argc, &argv);
 	if (prc || o.c.help)
 		return bm_usage_exit(&c, usage_text, err);
-	int rc = bm_require_ranks(&c, 2);
-	if (rc) {
-		MPI_Finalize();
+	int rc = bm_require_ranks(&c, 2, 2);
+	if (rc)
 		return rc;
-	}
 	if (c.provided != MPI_THREAD_MULTIPLE) {
 		if (c.rank == 0)
 			fprintf(stderr, "bench_mthreads: the MPI does not provide "

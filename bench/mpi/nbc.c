@@ -29,7 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "bench_common2.h"
+#include "bench_mpi_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,8 +49,7 @@ static const char *usage_text =
 	"                   (default 20; quick 4): sets the iterations\n"
 	"  --iters N        fixed iterations per repetition instead\n"
 	"  --compute-factor F  compute F x t_pure instead of ~t_pure (default 1;\n"
-	"                   e.g. 10 to exceed the period of piano's timer thread)\n"
-	BC_COMMON_USAGE;
+	"                   e.g. 10 to exceed the period of piano's timer thread)\n";
 
 enum { C_IBCAST, C_IALLREDUCE, C_IBARRIER, NCOLLS };
 static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ibarrier" };
@@ -59,13 +58,13 @@ struct opts {
 	int colls[NCOLLS];
 	long sizes[MAX_POINTS];
 	int nsizes;
-	int reps;
+	long reps;
 	double target_ms;
-	int iters;
+	long iters;
 	double factor;
 };
 
-static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
+static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
                  char *err, size_t errlen)
 {
 	int have_reps = 0, have_target = 0;
@@ -76,10 +75,10 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 	o->target_ms = 20;
 	o->factor = 1;
 	for (int i = 1; i < argc; i++) {
-		int rc = bc_common_opt(argc, argv, &i, co, err, errlen);
-		if (rc == 2 || rc < 0)
-			return rc == 2 ? 1 : -1;
-		if (rc == 1)
+		int rc = bm_opts_arg(co, argc, argv, &i, err, errlen);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
 			continue;
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -94,11 +93,9 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 				any |= o->colls[c] = strstr(v, coll_names[c]) != NULL;
 			bad = !any;
 		} else if (!strcmp(a, "--sizes")) {
-			bad = (o->nsizes = bc_parse_size_list(v, o->sizes, MAX_POINTS)) < 0;
-			for (int k = 0; !bad && k < o->nsizes; k++)
-				bad = o->sizes[k] > (256L << 20);
+			bad = (o->nsizes = bm_parse_sizes(v, o->sizes, MAX_POINTS, 1, 256L << 20)) < 0;
 		} else if (!strcmp(a, "--reps")) {
-			bad = bc_parse_int(v, 1, 100000, &o->reps);
+			bad = bm_parse_int(v, 1, 100000, &o->reps);
 			have_reps = 1;
 		} else if (!strcmp(a, "--target-ms")) {
 			char *end;
@@ -110,7 +107,7 @@ static int parse(int argc, char **argv, struct bc_opts *co, struct opts *o,
 			o->factor = strtod(v, &end);
 			bad = end == v || *end || !(o->factor > 0) || o->factor > 1e6;
 		} else if (!strcmp(a, "--iters")) {
-			bad = bc_parse_int(v, 1, 10000000, &o->iters);
+			bad = bm_parse_int(v, 1, 10000000, &o->iters);
 		} else {
 			snprintf(err, errlen, "unknown option: %s", a);
 			return -1;
@@ -144,7 +141,7 @@ struct point {
 	int coll;
 	long size;
 	void *sbuf, *rbuf;
-	struct bc_triad *triad;
+	struct bm_triad *triad;
 };
 
 static void start(struct point *p, MPI_Request *req)
@@ -168,20 +165,20 @@ static void start(struct point *p, MPI_Request *req)
 static void loop(struct point *p, int mode, int iters, uint64_t work, double *t,
                  double *cpu)
 {
-	bc_quiet_barrier(MPI_COMM_WORLD);
-	double c0 = bc_cpu_us();
-	double t0 = bc_now_us();
+	bm_quiet_barrier(MPI_COMM_WORLD);
+	double c0 = bm_cpu_us();
+	double t0 = bm_now_us();
 	for (int i = 0; i < iters; i++) {
 		MPI_Request req;
 		if (mode != 1)
 			start(p, &req);
 		if (mode != 0)
-			bc_triad_run(p->triad, work);
+			bm_triad_run(p->triad, work);
 		if (mode != 1)
 			MPI_Wait(&req, MPI_STATUS_IGNORE);
 	}
-	double t1 = bc_now_us();
-	double c1 = bc_cpu_us();
+	double t1 = bm_now_us();
+	double c1 = bm_cpu_us();
 	*t = (t1 - t0) / iters;
 	*cpu = (c1 - c0) / iters;
 }
@@ -190,8 +187,8 @@ static void loop(struct point *p, int mode, int iters, uint64_t work, double *t,
 static void reduce(double t, double cpu, int size, double *tmax, double *cpumean)
 {
 	double in[2] = { t, cpu }, out[2];
-	bc_quiet_allreduce(&in[0], &out[0], 1, MPI_MAX, MPI_COMM_WORLD);
-	bc_quiet_allreduce(&in[1], &out[1], 1, MPI_SUM, MPI_COMM_WORLD);
+	bm_quiet_allreduce(&in[0], &out[0], 1, MPI_MAX, MPI_COMM_WORLD);
+	bm_quiet_allreduce(&in[1], &out[1], 1, MPI_SUM, MPI_COMM_WORLD);
 	*tmax = out[0];
 	*cpumean = out[1] / size;
 }
@@ -220,42 +217,34 @@ static double probe(struct point *p, int mode, uint64_t work, double target_us,
 		loop(p, mode, n, work, &t, &cpu);
 		reduce(t, cpu, size, &v[i], &cmean);
 	}
-	return bc_quartiles(v, samples, NULL, NULL);
+	return bm_median(v, samples);
 }
 
 int main(int argc, char **argv)
 {
-	struct bc_opts co;
+	struct bm_opts co;
 	struct opts o;
 	char err[256] = "";
-	bc_opts_init(&co);
+	bm_opts_init(&co);
+	co.can_bind = 1;
 	int prc = parse(argc, argv, &co, &o, err, sizeof err);
 
 	/* Calibration before MPI_Init: no MPI or piano thread exists yet. */
-	struct bc_triad triad;
-	size_t l2 = bc_l2_bytes();
-	if (bc_triad_init(&triad, l2 / 2)) {
+	struct bm_triad triad;
+	size_t l2 = bm_l2_bytes();
+	if (bm_triad_init(&triad, l2 / 2)) {
 		fprintf(stderr, "bench_nbc: out of memory\n");
 		return 1;
 	}
-	double rate = prc == 0 ? bc_triad_rate(&triad) : 0;
+	double rate = prc == 0 ? bm_triad_rate(&triad) : 0;
 
-	int provided = MPI_THREAD_SINGLE;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	struct bc_ctx ctx;
-	bc_ctx_init(&ctx, "nbc", &co, provided);
-	if (prc != 0 || ctx.size < 2) {
-		if (ctx.rank == 0) {
-			if (prc == 1)
-				fputs(usage_text, stdout);
-			else if (prc < 0)
-				fprintf(stderr, "bench_nbc: %s\n%s", err, usage_text);
-			else
-				fprintf(stderr, "bench_nbc: needs at least 2 MPI processes\n");
-		}
-		MPI_Finalize();
-		return prc == 1 ? 0 : 2;
-	}
+	struct bm_ctx ctx;
+	bm_init(&ctx, "nbc", &co, 0, &argc, &argv);
+	if (prc || co.help)
+		return bm_usage_exit(&ctx, usage_text, err);
+	int rc = bm_require_ranks(&ctx, 2, 0);
+	if (rc)
+		return rc;
 
 	long maxsize = 4;
 	for (int k = 0; k < o.nsizes; k++)
@@ -279,29 +268,36 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&rmin, &rates[0], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
 	MPI_Allreduce(&rmax, &rates[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
-	bc_print_header(&ctx, "piano non-blocking collectives benchmark: overlap and "
+	bm_header(&ctx, "piano non-blocking collectives benchmark: overlap and "
 	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ibarrier, uKACC)");
-	bc_note(&ctx, "Overall = collective start + compute + MPI_Wait; compute = triad "
+	bm_hline(&ctx, "Overall = collective start + compute + MPI_Wait; compute = triad "
 	        "element updates calibrated to ~%g x t_pure", o.factor);
-	bc_note(&ctx, "calibration before MPI_Init: %.0f..%.0f triad element updates/us "
+	bm_hline(&ctx, "calibration before MPI_Init: %.0f..%.0f triad element updates/us "
 	        "(slowest..fastest rank)", rates[0], rates[1]);
-	bc_note(&ctx, "%d repetitions per point, each a loop of iters operations (~%.1f ms "
+	bm_hline(&ctx, "%ld repetitions per point, each a loop of iters operations (~%.1f ms "
 	        "of pure collectives); times: slowest rank, us per op, median", o.reps,
 	        o.target_ms);
-	bc_note(&ctx, "ovl_q1/ovl_q3: quartiles of t_ovl; overlap%% = max(0, 100 - 100 * "
+	bm_hline(&ctx, "ovl_q1/ovl_q3: quartiles of t_ovl; overlap%% = max(0, 100 - 100 * "
 	        "(t_ovl - t_comp) / t_pure)");
-	bc_note(&ctx, "cpu_*: process CPU time (all threads, getrusage) per op, mean over "
+	bm_hline(&ctx, "cpu_*: process CPU time (all threads, getrusage) per op, mean over "
 	        "ranks, us; cpu_comm = cpu_ovl - cpu_comp");
-	static const struct bc_col cols[] = {
-		{ "coll", "coll", 10 },             { "size", "size_bytes", 8 },
-		{ "iters", "iters", 6 },            { "pure(us)", "t_pure_us", 10 },
-		{ "comp(us)", "t_comp_us", 10 },    { "ovl(us)", "t_ovl_us", 10 },
-		{ "ovl_q1", "t_ovl_q1_us", 10 },    { "ovl_q3", "t_ovl_q3_us", 10 },
-		{ "overlap%", "overlap_pct", 8 },   { "cpu_pure", "cpu_pure_us", 10 },
-		{ "cpu_comp", "cpu_comp_us", 10 },  { "cpu_ovl", "cpu_ovl_us", 10 },
-		{ "cpu_comm", "cpu_comm_us", 10 },
+	static const struct bm_col cols[] = {
+		{ "coll", BM_COL_STR, 10, NULL },
+		{ "size", BM_COL_SIZE, 8, "size_bytes" },
+		{ "iters", BM_COL_INT, 6, NULL },
+		{ "pure(us)", BM_COL_F4, 10, "t_pure_us" },
+		{ "comp(us)", BM_COL_F4, 10, "t_comp_us" },
+		{ "ovl(us)", BM_COL_F4, 10, "t_ovl_us" },
+		{ "ovl_q1", BM_COL_F4, 10, "t_ovl_q1_us" },
+		{ "ovl_q3", BM_COL_F4, 10, "t_ovl_q3_us" },
+		{ "overlap%", BM_COL_F4, 8, "overlap_pct" },
+		{ "cpu_pure", BM_COL_F4, 10, "cpu_pure_us" },
+		{ "cpu_comp", BM_COL_F4, 10, "cpu_comp_us" },
+		{ "cpu_ovl", BM_COL_F4, 10, "cpu_ovl_us" },
+		{ "cpu_comm", BM_COL_F4, 10, "cpu_comm_us" },
 	};
-	bc_table_begin(&ctx, cols, (int)(sizeof cols / sizeof cols[0]));
+	struct bm_table tab;
+	bm_table_begin(&tab, &ctx, cols, (int)(sizeof cols / sizeof cols[0]));
 
 	for (int c = 0; c < NCOLLS; c++) {
 		if (!o.colls[c])
@@ -327,7 +323,7 @@ int main(int argc, char **argv)
 			uint64_t work = (uint64_t)llround(rate * t_probe * o.factor);
 			if (work == 0)
 				work = 1;
-			int iters = o.iters;
+			long iters = o.iters;
 			if (!iters) {
 				tmax = probe(&p, 2, work, o.target_ms * 50, 3, ctx.size);
 				if (tmax < t_probe)
@@ -344,31 +340,21 @@ int main(int argc, char **argv)
 				loop(&p, 2, iters, work, &t, &cpu);
 				reduce(t, cpu, ctx.size, &to[r], &cov[r]);
 			}
-			double t_pure = bc_quartiles(tp, o.reps, NULL, NULL);
-			double t_comp = bc_quartiles(tw, o.reps, NULL, NULL);
-			double ovl_q1, ovl_q3;
-			double t_ovl = bc_quartiles(to, o.reps, &ovl_q1, &ovl_q3);
-			double cpu_pure = bc_quartiles(cp, o.reps, NULL, NULL);
-			double cpu_comp = bc_quartiles(cw, o.reps, NULL, NULL);
-			double cpu_ovl = bc_quartiles(cov, o.reps, NULL, NULL);
+			double t_pure = bm_median(tp, o.reps);
+			double t_comp = bm_median(tw, o.reps);
+			struct bm_stats ovl_st;
+			bm_stats(to, o.reps, &ovl_st);
+			double t_ovl = ovl_st.median;
+			double cpu_pure = bm_median(cp, o.reps);
+			double cpu_comp = bm_median(cw, o.reps);
+			double cpu_ovl = bm_median(cov, o.reps);
 			double ovl = t_pure > 0 ? 100 - 100 * (t_ovl - t_comp) / t_pure : 0;
 			if (ovl < 0)
 				ovl = 0;
 
-			bc_row_str(&ctx, coll_names[c]);
-			bc_row_size(&ctx, p.size);
-			bc_row_int(&ctx, iters);
-			bc_row_f(&ctx, t_pure);
-			bc_row_f(&ctx, t_comp);
-			bc_row_f(&ctx, t_ovl);
-			bc_row_f(&ctx, ovl_q1);
-			bc_row_f(&ctx, ovl_q3);
-			bc_row_f(&ctx, ovl);
-			bc_row_f(&ctx, cpu_pure);
-			bc_row_f(&ctx, cpu_comp);
-			bc_row_f(&ctx, cpu_ovl);
-			bc_row_f(&ctx, cpu_ovl - cpu_comp);
-			bc_row_end(&ctx);
+			bm_table_row(&tab, coll_names[c], p.size, iters, t_pure, t_comp, t_ovl,
+			             ovl_st.p25, ovl_st.p75, ovl, cpu_pure, cpu_comp, cpu_ovl,
+			             cpu_ovl - cpu_comp);
 		}
 	}
 
@@ -380,7 +366,7 @@ int main(int argc, char **argv)
 	free(cp);
 	free(cw);
 	free(cov);
-	bc_triad_free(&triad);
+	bm_triad_free(&triad);
 	MPI_Finalize();
 	return 0;
 }

@@ -105,7 +105,7 @@ static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t e
 			else
 				bad = 1;
 		} else if (!strcmp(a, "--size")) {
-			bad = bm_parse_sizes(v, &o->size, 1, 1, 1L << 30) != 1;
+			bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
 		} else if (!strcmp(a, "--iters")) {
 			bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
 			have_iters = 1;
@@ -171,11 +171,9 @@ int main(int argc, char **argv)
 	bm_init(&c, "reactivity", &o.c, rate, &argc, &argv);
 	if (prc || o.c.help)
 		return bm_usage_exit(&c, usage_text, err);
-	int rc = bm_require_ranks(&c, 2);
-	if (rc) {
-		MPI_Finalize();
+	int rc = bm_require_ranks(&c, 2, 2);
+	if (rc)
 		return rc;
-	}
 	const int computes = o.both || c.rank == 1;
 	const int ncpu = bm_affinity_count();
 	int ncpus[2];
@@ -207,11 +205,11 @@ int main(int argc, char **argv)
 	             "trips, in cores; time budget %.2f s per point", o.max_time);
 
 	static const struct bm_col cols[] = {
-		{ "thr_core", BM_COL_INT, 8 }, { "threads", BM_COL_INT, 8 },
-		{ "iters", BM_COL_INT, 8 },    { "median_us", BM_COL_F2, 0 },
-		{ "p25_us", BM_COL_F2, 0 },    { "p75_us", BM_COL_F2, 0 },
-		{ "min_us", BM_COL_F2, 0 },    { "max_us", BM_COL_F2, 0 },
-		{ "cmp", BM_COL_F2, 0 },
+		{ "thr_core", BM_COL_INT, 8, NULL }, { "threads", BM_COL_INT, 8, NULL },
+		{ "iters", BM_COL_INT, 8, NULL },    { "median_us", BM_COL_F2, 0, NULL },
+		{ "p25_us", BM_COL_F2, 0, NULL },    { "p75_us", BM_COL_F2, 0, NULL },
+		{ "min_us", BM_COL_F2, 0, NULL },    { "max_us", BM_COL_F2, 0, NULL },
+		{ "cmp", BM_COL_F2, 0, NULL },
 	};
 	struct bm_table t;
 	bm_table_begin(&t, &c, cols, (int)(sizeof cols / sizeof cols[0]));
