@@ -202,10 +202,14 @@ for m in $run_mpis; do
 			echo "### $m / $label / side $s"
 			echo "### ${cmd[*]}"
 			before=$(wc -l <"$csv_tmp")
+			t0=$EPOCHREALTIME
 			"${cmd[@]}"
 			rc=$?
 			runs=$((runs + 1))
 			after=$(wc -l <"$csv_tmp")
+			# Wall time of each run: what the run time of a set is made of.
+			awk -v t0="$t0" -v t1="$EPOCHREALTIME" -v what="$m / $label / side $s" \
+				'BEGIN { printf "### %s: %.1f s\n", what, t1 - t0 }'
 			if [ $rc -ne 0 ]; then
 				[ $rc -eq 124 ] && echo "### timed out after ${timeout_s}s" >&2
 				echo "### FAILED: $m / $label / side $s (exit $rc)" >&2
