@@ -40,6 +40,6 @@ piano_banner "piano demo: what piano sees (build/tools/piano-info)"
 build/tools/piano-info
 
 piano_banner "piano demo: done"
-echo "Plots:           results/demo/overlap.png, results/demo/latency.png"
+echo "Plots:           results/demo/*.png (listed above by piano-bench)"
 echo "Full test suite: ./tools/run-tests.sh"
 echo "Configuration:   docs/configuration.md (PIANO_* environment variables)"

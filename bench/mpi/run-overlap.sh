@@ -4,7 +4,8 @@
 #
 #   bench/mpi/run-overlap.sh [options] [BENCH-ARGS...]
 #
-# Variants, per MPI:
+# Variants, per MPI (defined in bench/mpi/variants.sh, shared with
+# tools/piano-bench):
 #   native           the MPI alone
 #   piano            through piano-run (background progress threads)
 #   piano-nothread   through piano-run with PIANO_PROGRESSION=0 (explicit
@@ -50,6 +51,8 @@ set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 netns_run=$here/../../tools/netns/run.sh
+# shellcheck source=bench/mpi/variants.sh
+. "$here/variants.sh"
 
 usage() { sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; }
 
@@ -99,9 +102,9 @@ for m in $mpis; do
 	esac
 done
 for v in $variants; do
-	case "$v" in native|piano|piano-nothread|mpich-async|ompi-tcp-thread) ;; *)
-		echo "run-overlap.sh: bad variant '$v'" >&2; exit 2 ;;
-	esac
+	if ! piano_variant_known "$v"; then
+		echo "run-overlap.sh: bad variant '$v'" >&2; exit 2
+	fi
 done
 case "$timeout_s" in ''|*[!0-9]*)
 	echo "run-overlap.sh: bad --timeout '$timeout_s'" >&2; exit 2 ;;
@@ -162,25 +165,6 @@ if [ -z "$run_mpis" ]; then
 	exit 77
 fi
 
-variants_of() { # MPI -> variant names
-	local all="native piano piano-nothread"
-	if [ "$1" = mpich ]; then all="$all mpich-async"; fi
-	if [ "$1" = openmpi ] && [ $netns -eq 1 ]; then all="$all ompi-tcp-thread"; fi
-	if [ -z "$variants" ]; then
-		echo "$all"
-		return
-	fi
-	local v out=""
-	for v in $variants; do
-		case "$v" in
-		mpich-async) [ "$1" = mpich ] && out="$out $v" ;;
-		ompi-tcp-thread) [ "$1" = openmpi ] && out="$out $v" ;;
-		*) out="$out $v" ;;
-		esac
-	done
-	echo "$out"
-}
-
 csv_tmp=$(mktemp /tmp/piano-overlap.XXXXXX.csv)
 trap 'rm -f "$csv_tmp"' EXIT
 trap 'exit 130' INT
@@ -200,15 +184,10 @@ runs=0
 for m in $run_mpis; do
 	read -r -a launch <<<"$(launcher_of "$m")"
 	bench=$build/bench/mpi/bench_overlap_$m
-	for v in $(variants_of "$m"); do
-		envs=()
-		pre=()
-		case "$v" in
-		piano) pre=("$piano_run") ;;
-		piano-nothread) pre=("$piano_run"); envs=(PIANO_PROGRESSION=0) ;;
-		mpich-async) envs=(MPIR_CVAR_ASYNC_PROGRESS=1) ;;
-		ompi-tcp-thread) envs=(OMPI_MCA_btl_tcp_progress_thread=1) ;;
-		esac
+	for v in $(piano_variants_of "$m" "$netns" "$variants"); do
+		piano_variant_setup "$v" "$piano_run"
+		envs=("${variant_env[@]}")
+		pre=("${variant_pre[@]}")
 		if [ ${#pre[@]} -gt 0 ] && [ ! -x "$piano_run" ]; then
 			echo "run-overlap.sh: $piano_run missing: $m/$v not run" >&2
 			failed+=("$m/$v (no piano-run)")
@@ -223,10 +202,14 @@ for m in $run_mpis; do
 			echo "### $m / $label / side $s"
 			echo "### ${cmd[*]}"
 			before=$(wc -l <"$csv_tmp")
+			t0=$EPOCHREALTIME
 			"${cmd[@]}"
 			rc=$?
 			runs=$((runs + 1))
 			after=$(wc -l <"$csv_tmp")
+			# Wall time of each run: what the run time of a set is made of.
+			awk -v t0="$t0" -v t1="$EPOCHREALTIME" -v what="$m / $label / side $s" \
+				'BEGIN { printf "### %s: %.1f s\n", what, t1 - t0 }'
 			if [ $rc -ne 0 ]; then
 				[ $rc -eq 124 ] && echo "### timed out after ${timeout_s}s" >&2
 				echo "### FAILED: $m / $label / side $s (exit $rc)" >&2
