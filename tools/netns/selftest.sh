@@ -52,7 +52,11 @@ fail() {
 	echo "selftest: FAILED: $*"
 	exit 1
 }
+# Cleanup on every exit, also on ^C or a TERM (bash runs the handler once
+# the current job, bounded by its timeout, has returned).
 trap 'down >/dev/null 2>&1 || true' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 root_links() { ip -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort; }
 links_before=$(root_links)
