@@ -129,7 +129,7 @@ fi
 
 launcher_of() { # MPI -> command words on stdout, empty if unavailable
 	if [ $netns -eq 1 ]; then
-		echo "$netns_run $1 2"
+		echo "$netns_run --mpi $1 --np 2 --"
 	elif [ "$1" = openmpi ]; then
 		local b=""
 		[ $bind -eq 1 ] && b=" --bind-to none"

@@ -1,12 +1,14 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # rsh.sh [SSH-OPTIONS] HOST COMMAND...: the "remote shell" of the MPI
 # launchers (Open MPI's plm_rsh_agent, hydra's -launcher-exec). HOST is one
-# of the harness's addresses (or namespace names); the command runs in that
-# host's namespace, through sh -c like ssh would, in the caller's
-# environment. No ssh or network login is involved.
-set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=common.sh
+# of the harness's addresses (10.77.0.1..4) or namespace names; the command
+# runs on that host (its network namespace, its own hostname: the namespace's
+# name), through sh -c like ssh would, in the
+# caller's environment (PIANO_NETNS_PREFIX included). No ssh or network
+# login is involved.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/netns/common.sh
 . "$here/common.sh"
 
 # Skip ssh-style options (the launchers may pass -x, -q, -T, -o OPT, ...).
@@ -25,8 +27,8 @@ host=$1
 shift
 ns=$(piano_ns_of "$host")
 if [ -z "$ns" ]; then
-	echo "rsh.sh: unknown host '$host' (expected $PIANO_ADDR0 or $PIANO_ADDR1)" >&2
+	echo "rsh.sh: unknown host '$host' (expected $(piano_addr 0)..$(piano_addr $((PIANO_MAX_HOSTS - 1))))" >&2
 	exit 255
 fi
 # Like ssh: the words are joined with spaces and run by a shell.
-exec ip netns exec "$ns" sh -c "$*"
+piano_exec_on "$ns" sh -c "$*"
