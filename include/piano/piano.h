@@ -146,8 +146,9 @@ PIANO_API int piano_ltask_set_dtor(piano_ltask_t *t, piano_ltask_dtor_fn dtor);
  * blocking helper thread calls `block` on its behalf and runs the task after
  * each event; the task then goes back to its queue. Used when every core is
  * busy and polling would be too slow. With delay_us = 0 the task is purely
- * event-driven: it goes to a free helper at its first poll and stays there
- * (block, run, block...) until it finishes. Only in state
+ * event-driven: piano_ltask_submit() hands it to a free helper at once (to
+ * its queue if none is free, then to a helper at its first poll) and it
+ * stays there (block, run, block...) until it finishes. Only in state
  * INIT/COMPLETED/CANCELED.
  */
 PIANO_API int piano_ltask_set_blocking(piano_ltask_t *t, piano_ltask_block_fn block,
