@@ -8,17 +8,22 @@
  * descriptor to sleep on).
  *
  * Sockets that MPI does not read (an application's own, a launcher's) would
- * wake the helper for nothing, forever: a socket still holding the same
- * number of unread bytes after a progress round is ignored from then on.
+ * wake the helper for nothing, forever. A socket still holding the same
+ * number of unread bytes after a progress round gets a strike and is left
+ * out until the next rescan; after STRIKES rounds in a row it is ignored for
+ * good. One strike proves nothing: another thread may hold the MPI's
+ * progress lock during our round, and Open MPI reads its TCP sockets only
+ * every so many progress calls (its event-loop tick).
  *
  * The sending side needs wake-ups too: once the MPI has filled a socket's
  * send buffer it writes the rest of a large message only from a progress
  * round, and with POLLIN alone that round waits for the timer while the
- * link idles. The watcher also waits for POLLOUT on a socket whose send
- * queue grew since the helper last woke up (the MPI wrote to it, so it
- * likely has more to write); a socket whose queue only drains is watched
- * for input alone, since POLLOUT would then fire at once, every time, until
- * the peer acknowledged everything.
+ * link idles. The watcher also waits for POLLOUT on a TCP socket that was
+ * written to since it last looked (the kernel's count of bytes sent,
+ * TCP_INFO, moved: the MPI is sending and may have more to write); on one
+ * that was not, POLLOUT would fire at once, every time, for nothing. The
+ * send queue's length cannot tell: on a fast link the peer has read and
+ * acknowledged everything by the end of the round that filled it.
  */
 #include "mpi_internal.h"
 
@@ -27,21 +32,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_FDS 256
 #define MAX_IGNORED 64
+#define STRIKES 5        /* undrained rounds in a row before a socket is ignored */
 #define REFRESH_NS 10000000u /* connections appear lazily: rescan every 10 ms */
 
 /* All state below is owned by the watcher task, which runs on one thread
  * at a time (engine guarantee), except wake_pipe (written at shutdown). */
 static struct pollfd fds[MAX_FDS + 1];
-static unsigned long inodes[MAX_FDS + 1];
-static int avail_before[MAX_FDS + 1];
-static int outq_mark[MAX_FDS + 1]; /* send-queue bytes when the helper last woke */
+/* What the watcher knows of the socket polled in fds[i]. */
+struct sock {
+	unsigned long ino;
+	int avail_before;      /* unread bytes when poll() returned, -1: none */
+	unsigned char strikes; /* undrained rounds in a row */
+	uint64_t sent_mark;    /* bytes_sent() when last looked at */
+};
+static struct sock socks[MAX_FDS + 1];
 static int nfds;
 static unsigned long ignored[MAX_IGNORED];
 static int nignored;
@@ -64,15 +78,45 @@ static bool is_ignored(unsigned long ino)
 	return false;
 }
 
-/* Bytes in fd's send queue (not yet acknowledged); 0 if unknown. */
-static int send_queued(int fd)
+/* Bytes the kernel has sent on TCP socket fd; 0 for other sockets and on
+ * kernels older than 4.19 (then only POLLIN wakes the watcher). */
+static uint64_t bytes_sent(int fd)
 {
-	int q = 0;
-	return ioctl(fd, SIOCOUTQ, &q) == 0 ? q : 0;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof(ti.tcpi_bytes_sent))
+		return 0;
+	return ti.tcpi_bytes_sent;
+}
+
+/* POLLOUT only where the MPI wrote since the last look (see the top). */
+static void choose_events(void)
+{
+	for (int i = 1; i < nfds; i++) {
+		if (fds[i].fd < 0)
+			continue; /* sitting out until the rescan */
+		uint64_t sent = bytes_sent(fds[i].fd);
+		fds[i].events = POLLIN | (sent != socks[i].sent_mark ? POLLOUT : 0);
+		socks[i].sent_mark = sent;
+	}
+}
+
+/* What was known of socket ino before a rescan (zero if it is new). */
+static struct sock known(unsigned long ino, const struct sock *prev, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (prev[i].ino == ino)
+			return (struct sock){ .ino = ino, .avail_before = -1, .strikes = prev[i].strikes,
+			                      .sent_mark = prev[i].sent_mark };
+	return (struct sock){ .ino = ino, .avail_before = -1 };
 }
 
 static void refresh(void)
 {
+	static struct sock prev[MAX_FDS + 1];
+	int prev_n = nfds;
+	memcpy(prev, socks, sizeof(socks));
 	DIR *d = opendir("/proc/self/fd");
 	nfds = 0;
 	fds[nfds++] = (struct pollfd){ .fd = wake_pipe[0], .events = POLLIN };
@@ -93,8 +137,7 @@ static void refresh(void)
 		link[n] = '\0';
 		if (sscanf(link, "socket:[%lu]", &ino) != 1 || is_ignored(ino))
 			continue;
-		inodes[nfds] = ino;
-		outq_mark[nfds] = send_queued(fd);
+		socks[nfds] = known(ino, prev, prev_n);
 		fds[nfds++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
 	closedir(d);
@@ -106,35 +149,44 @@ static int watch_block(void *arg, int timeout_ms)
 	(void)arg;
 	if (mono_ns() - refreshed_ns > REFRESH_NS)
 		refresh();
-	for (int i = 1; i < nfds; i++)
-		fds[i].events = POLLIN | (send_queued(fds[i].fd) > outq_mark[i] ? POLLOUT : 0);
+	choose_events();
 	int r = poll(fds, (nfds_t)nfds, timeout_ms);
 	if (r <= 0)
 		return 0;
 	if (fds[0].revents)
 		return 0; /* shutdown: the helper sees the cancel request */
 	for (int i = 1; i < nfds; i++) {
-		outq_mark[i] = send_queued(fds[i].fd);
-		avail_before[i] = -1;
+		socks[i].avail_before = -1;
 		if (fds[i].revents & POLLIN)
-			ioctl(fds[i].fd, FIONREAD, &avail_before[i]);
+			ioctl(fds[i].fd, FIONREAD, &socks[i].avail_before);
 	}
 	return r;
 }
 
-/* After a progress round: sockets the MPI did not drain are not its own. */
+/* After a progress round: a socket the MPI did not drain STRIKES times in
+ * a row is not its own; after fewer strikes it sits out until the rescan
+ * (poll() skips negative descriptors). */
 static void ignore_undrained(void)
 {
 	for (int i = 1; i < nfds; i++) {
 		int after = -1;
-		if (avail_before[i] <= 0 || ioctl(fds[i].fd, FIONREAD, &after) ||
-		    after != avail_before[i])
+		struct sock *k = &socks[i];
+		int before = k->avail_before;
+		k->avail_before = -1;
+		if (before <= 0 || ioctl(fds[i].fd, FIONREAD, &after))
 			continue;
+		if (after != before) {
+			k->strikes = 0;
+			continue;
+		}
+		if (++k->strikes < STRIKES) {
+			fds[i].fd = -fds[i].fd - 1;
+			continue;
+		}
 		if (nignored < MAX_IGNORED)
-			ignored[nignored++] = inodes[i];
+			ignored[nignored++] = k->ino;
 		refreshed_ns = 0; /* drop it from the set at the next block */
 	}
-	memset(avail_before, 0, sizeof(avail_before));
 }
 
 static unsigned watch_fn(void *arg)

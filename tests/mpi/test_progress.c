@@ -6,10 +6,18 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll [timeout_s (default 20)] [late]
+ * usage: test_progress p2p|coll|busy [timeout_s (default 20)] [late]
  * "late" initialises MPI through PMPI_Init_thread, behind the layer's back,
  * as when piano is loaded after MPI_Init: the layer must set itself up on
  * the first call it intercepts.
+ *
+ * "busy": BOTH ranks spin without calling MPI after posting a point-to-point
+ * transfer: rank 1 until the whole message is in its buffer (it reads the
+ * buffer of its pending receive, which only a test may do), rank 0 until
+ * rank 1 says so. Every core computes, so with idle threads and the timer
+ * off only event-driven progress (the socket watcher, over TCP) can move
+ * the data, on both sides: the receiver must read it and the sender must
+ * write the rest of the message whenever the kernel has room for it.
  */
 #include "mpitest.h"
 
@@ -36,6 +44,36 @@ static void start(int coll, int rank, char *buf, MPI_Request *req)
 		CHECK_MPI(MPI_Irecv(buf, LEN, MPI_CHAR, 0, 7, MPI_COMM_WORLD, req));
 }
 
+static int all_arrived(const volatile char *buf)
+{
+	if (buf[LEN - 1] != 'x') /* one stream, in order: the last byte comes last */
+		return 0;
+	for (long i = 0; i < LEN; i++)
+		if (buf[i] != 'x')
+			return 0;
+	return 1;
+}
+
+/* "busy" mode: no MPI call on either rank until the data is delivered. */
+static int spin_until_delivered(int rank, char *buf, _Atomic int *flag, double timeout_s)
+{
+	double t0 = now();
+	while (rank == 1 ? !all_arrived(buf) : !atomic_load(flag)) {
+		if (now() - t0 > timeout_s) {
+			fprintf(stderr, "rank %d: no background progress: the message was not "
+			                "delivered within %.0f s while both ranks computed\n",
+			        rank, timeout_s);
+			return 0;
+		}
+	}
+	if (rank == 1) {
+		atomic_store(flag, 1);
+		printf("rank 1: 16 MiB delivered after %.3f s, no MPI call on either rank\n",
+		       now() - t0);
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int provided, rank, size;
@@ -47,6 +85,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
 	int coll = argc > 1 && strcmp(argv[1], "coll") == 0;
+	int busy = argc > 1 && strcmp(argv[1], "busy") == 0;
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
 	MPI_Comm node;
@@ -63,6 +102,13 @@ int main(int argc, char **argv)
 	CHECK_MPI(MPI_Win_shared_query(win, 0, &sz, &disp, &flag));
 	if (rank == 0)
 		atomic_store(flag, 0);
+	if (busy) {
+		/* Open the connection first: the watcher wakes on data and on
+		 * room to write more of it, not on a connect() completing. */
+		char out = 'w', in = 0;
+		CHECK_MPI(MPI_Sendrecv(&out, 1, MPI_CHAR, 1 - rank, 1, &in, 1, MPI_CHAR,
+		                       1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	}
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	char *buf = malloc(LEN);
@@ -71,7 +117,11 @@ int main(int argc, char **argv)
 	MPI_Request req;
 	start(coll, rank, buf, &req);
 	int ok = 1;
-	if (rank == 0) {
+	if (busy) {
+		ok = spin_until_delivered(rank, buf, flag, timeout_s);
+		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+		CHECK(buf[0] == 'x' && buf[LEN - 1] == 'x');
+	} else if (rank == 0) {
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 		atomic_store(flag, 1);
 	} else {
