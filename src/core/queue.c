@@ -100,16 +100,18 @@ unsigned queue_poll(struct poller *p, struct piano_queue *q)
 	if (!queue_busy(q)) {
 		return 0;
 	}
+	if (p->idle_thread && !p->boosted) {
+		/* Holding a queue at SCHED_IDLE would mask it for everybody as
+		 * long as the cores are busy: run at normal priority meanwhile.
+		 * Before the trylock: preempted between the two, a SCHED_IDLE
+		 * thread on a busy core could hold the queue for many ms. */
+		p->boosted = sys_sched_normal() == 0;
+	}
 	if (!queue_trylock(q))
 		return 0;
 	if (!p->t0)
 		p->t0 = sys_now_ns();
 	atomic_store_explicit(&q->polled_ns, p->t0, memory_order_relaxed);
-	if (p->idle_thread && !p->boosted) {
-		/* Holding a queue at SCHED_IDLE would mask it for everybody as
-		 * long as the cores are busy: run at normal priority meanwhile. */
-		p->boosted = sys_sched_normal() == 0;
-	}
 	queue_absorb(q);
 	unsigned work = queue_run(p, q);
 	queue_unlock(q);
