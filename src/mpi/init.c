@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-struct pmpi_state pmpi_g = { .progress_comm = MPI_COMM_NULL };
+struct pmpi_state pmpi_g;
 
 /* Extra context for a piano_init failure (set by placement()). */
 static const char *pmpi_warn_hint = "";
@@ -79,8 +79,36 @@ static const char *level_name(int level)
 	}
 }
 
+/* A launcher's variable holding a non-negative integer, or -1. */
+static long launcher_int(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	if (!v || !*v)
+		return -1;
+	long n = strtol(v, &end, 10);
+	return *end || n < 0 ? -1 : n;
+}
+
+/*
+ * Local rank and size, from the launcher when it says (Open MPI's
+ * OMPI_COMM_WORLD_LOCAL_*, hydra's MPI_LOCALRANKID/MPI_LOCALNRANKS), else
+ * from MPI_Comm_split_type. The launcher is preferred because creating any
+ * communicator at init, even one freed at once, made MPICH 4.0.2's 64 KiB
+ * ping-pong 3-5x slower in most runs (docs/performance.md).
+ */
 static void local_rank(void)
 {
+	static const char *vars[][2] = { { "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE" },
+	                                 { "MPI_LOCALRANKID", "MPI_LOCALNRANKS" } };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		long r = launcher_int(vars[i][0]), n = launcher_int(vars[i][1]);
+		if (r >= 0 && r < n && n <= INT32_MAX) {
+			pmpi_g.local_rank = (int)r;
+			pmpi_g.local_size = (int)n;
+			return;
+		}
+	}
 	MPI_Comm node;
 	pmpi_g.local_rank = 0;
 	pmpi_g.local_size = 1;
@@ -182,7 +210,6 @@ static void setup(int real)
 	pmpi_g.spin_ns = (uint64_t)setting_long("PIANO_SPIN_US") * 1000u;
 	pmpi_g.linger_ns = (uint64_t)pmpi_env_long("PIANO_MPI_LINGER_US", 10000, 0, 10000000,
 	                                           "microseconds") * 1000u;
-	PMPI_Comm_dup(MPI_COMM_WORLD, &pmpi_g.progress_comm);
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	rc = progress_setup();
 	if (rc) {
@@ -315,7 +342,6 @@ PMPI_EXPORT int MPI_Finalize(void)
 		if (pmpi_g.stats)
 			print_stats();
 		piano_finalize();
-		PMPI_Comm_free(&pmpi_g.progress_comm);
 		had_threads = pmpi_g.threaded;
 		pmpi_g.ready = 0;
 		pmpi_g.threaded = 0;

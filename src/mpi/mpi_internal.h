@@ -3,8 +3,8 @@
  *
  * Design (docs/mpi.md): piano tracks the MPI's own requests; it never hands
  * proxy requests to the application. One progress ltask per process drives
- * the MPI with PMPI_Iprobe on a private communicator, which progresses every
- * pending operation without touching any application request. A request is
+ * the MPI with PMPI_Iprobe (progress_poke), which progresses every pending
+ * operation without touching any application request. A request is
  * only ever tested by the engine while an application thread is blocked in a
  * wait call on it and has handed it over (a "wait op"); the MPI standard
  * forbids two threads to use one request at once, and this rule keeps the
@@ -30,7 +30,6 @@ struct pmpi_state {
 	int provided_app;        /* thread level reported to the application */
 	long eager_limit;        /* bytes; sends up to this size are not tracked */
 	const char *eager_source;
-	MPI_Comm progress_comm;  /* private, for PMPI_Iprobe */
 	piano_ltask_t *progress;
 	int stats;
 	uint64_t spin_ns;        /* PIANO_SPIN_US: native spin of a lone waiter */
@@ -62,6 +61,13 @@ void track_done(MPI_Request req);
 void track_forget(MPI_Request req);
 bool track_contains(MPI_Request req);
 long track_pending(void);
+
+/* One progress call of the MPI that touches no application request:
+ * PMPI_Iprobe(ANY_SOURCE, ANY_TAG, MPI_COMM_WORLD). A probe never receives,
+ * so it cannot take a message from the application (MPICH does not progress
+ * from a probe on MPI_COMM_SELF; a private duplicate of MPI_COMM_WORLD made
+ * MPICH's point-to-point slower: docs/mpi.md). */
+void progress_poke(void);
 
 /* Keeps the progress task submitted while anything is pending. */
 void progress_kick(void);

@@ -194,8 +194,7 @@ static unsigned watch_fn(void *arg)
 	(void)arg;
 	if (atomic_load(&pmpi_g.finalizing))
 		return 0;
-	int flag = 0;
-	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, pmpi_g.progress_comm, &flag, MPI_STATUS_IGNORE);
+	progress_poke();
 	ignore_undrained();
 	return 0;
 }
