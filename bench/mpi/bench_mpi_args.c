@@ -116,6 +116,40 @@ int bm_opts_arg(struct bm_opts *o, int argc, char **argv, int *i, char *err, siz
 	return 0;
 }
 
+/* The error of argv[i] that the program's handler could not take. */
+static void arg_error(enum bm_arg r, const char *a, const char *v, char *err, size_t errlen)
+{
+	if (r == BM_ARG_UNKNOWN && v)
+		snprintf(err, errlen, "unknown option: %s", a);
+	else if (r == BM_ARG_UNKNOWN) /* a value option given last, or a typo */
+		snprintf(err, errlen, "unknown option or missing value: %s", a);
+	else if (v)
+		snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
+	else
+		snprintf(err, errlen, "missing value for %s", a);
+}
+
+int bm_opts_parse(struct bm_opts *o, int argc, char **argv, bm_arg_fn fn, void *prog,
+                  char *err, size_t errlen)
+{
+	for (int i = 1; i < argc; i++) {
+		int rc = bm_opts_arg(o, argc, argv, &i, err, errlen);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			continue;
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		enum bm_arg r = fn(prog, a, v);
+		if (r == BM_ARG_VALUE)
+			i++;
+		else if (r != BM_ARG_FLAG) {
+			arg_error(r, a, v, err, errlen);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* --------------------------------------------------------------- values */
 
 int bm_parse_int(const char *s, long min, long maxval, long *out)

@@ -150,6 +150,20 @@ void bm_opts_init(struct bm_opts *o);
  * past its value), 0 if not, -1 on a bad value (message in err). */
 int bm_opts_arg(struct bm_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
 
+/* What a program's handler did with argv[i] (name) and argv[i + 1] (value,
+ * NULL when name is the last argument): took name alone (a flag, or a bare
+ * word), took name and value, did not know name, or knew it but not the
+ * value. A handler returns BM_ARG_UNKNOWN for a value option whose value is
+ * NULL, so that the message says "unknown option or missing value". */
+enum bm_arg { BM_ARG_FLAG, BM_ARG_VALUE, BM_ARG_UNKNOWN, BM_ARG_BAD };
+typedef enum bm_arg (*bm_arg_fn)(void *prog, const char *name, const char *value);
+/* Parses argv[1..argc-1]: the common options with bm_opts_arg, every other
+ * argument with fn(prog, ...), so that the programs share one loop and one
+ * set of error messages ("unknown option: X", "invalid value for X: 'V'").
+ * Returns 0, or -1 at the first bad argument with the message in err. */
+int bm_opts_parse(struct bm_opts *o, int argc, char **argv, bm_arg_fn fn, void *prog,
+                  char *err, size_t errlen);
+
 /* Sizes accept B, K/KiB/KB, M/MiB/MB, G/GiB/GB suffixes (powers of 1024)
  * and exponents ("4e6"); they serve for element counts too. Single values
  * return 0 or -1; comma-separated lists return the count (>= 1) or -1. */

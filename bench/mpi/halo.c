@@ -67,55 +67,44 @@ struct opts {
 	int nwork;
 	int scaling;
 	long iters, reps, warmup;
+	int have_iters, have_reps; /* given: --quick does not change them */
 };
+
+/* One option of this program (see bm_arg_fn). */
+static enum bm_arg halo_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	int bad;
+	if (!strcmp(a, "--scaling")) {
+		o->scaling = 1;
+		return BM_ARG_FLAG;
+	}
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--halo")) {
+		bad = (o->nhalo = bm_parse_sizes(v, o->halo, MAX_POINTS, 1, 1L << 30)) < 0;
+	} else if (!strcmp(a, "--work")) {
+		bad = (o->nwork = bm_parse_sizes(v, o->work, MAX_POINTS, 0, (long)1e15)) < 0;
+	} else if (!strcmp(a, "--iters")) {
+		bad = bm_parse_int(v, 1, 1000000, &o->iters);
+		o->have_iters = 1;
+	} else if (!strcmp(a, "--reps")) {
+		bad = bm_parse_int(v, 1, 100000, &o->reps);
+		o->have_reps = 1;
+	} else if (!strcmp(a, "--warmup")) {
+		bad = bm_parse_int(v, 0, 100000, &o->warmup);
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}
 
 static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
                  char *err, size_t errlen)
 {
-	int have_iters = 0, have_reps = 0;
-	memset(o, 0, sizeof *o);
-	o->iters = 20;
-	o->reps = 11;
-	o->warmup = 1;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(co, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i];
-		if (!strcmp(a, "--scaling")) {
-			o->scaling = 1;
-			continue;
-		}
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		}
-		int bad = 0;
-		if (!strcmp(a, "--halo")) {
-			bad = (o->nhalo = bm_parse_sizes(v, o->halo, MAX_POINTS, 1, 1L << 30)) < 0;
-		} else if (!strcmp(a, "--work")) {
-			bad = (o->nwork = bm_parse_sizes(v, o->work, MAX_POINTS, 0, (long)1e15)) < 0;
-		} else if (!strcmp(a, "--iters")) {
-			bad = bm_parse_int(v, 1, 1000000, &o->iters);
-			have_iters = 1;
-		} else if (!strcmp(a, "--reps")) {
-			bad = bm_parse_int(v, 1, 100000, &o->reps);
-			have_reps = 1;
-		} else if (!strcmp(a, "--warmup")) {
-			bad = bm_parse_int(v, 0, 100000, &o->warmup);
-		} else {
-			snprintf(err, errlen, "unknown option: %s", a);
-			return -1;
-		}
-		if (bad) {
-			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
-			return -1;
-		}
-		i++;
-	}
+	*o = (struct opts){ .iters = 20, .reps = 11, .warmup = 1 };
+	if (bm_opts_parse(co, argc, argv, halo_arg, o, err, errlen))
+		return -1;
 	if (!o->nhalo) {
 		o->nhalo = 1;
 		o->halo[0] = co->quick ? 256L << 10 : 1L << 20;
@@ -129,9 +118,9 @@ static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
 			o->work[k] = o->scaling ? 2 * src[k] : src[k];
 	}
 	if (co->quick) {
-		if (!have_iters)
+		if (!o->have_iters)
 			o->iters = 8;
-		if (!have_reps)
+		if (!o->have_reps)
 			o->reps = 5;
 	}
 	return 0;

@@ -59,75 +59,64 @@ struct opts {
 	long msg;
 	long reps, rounds;
 	int half;
+	/* given: --quick does not change them */
+	int have_te, have_dc, have_reps, have_rounds;
 };
+
+/* One option of this program (see bm_arg_fn). */
+static enum bm_arg interference_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	int bad;
+	if (!strcmp(a, "--half")) {
+		o->half = 1;
+		return BM_ARG_FLAG;
+	}
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--kernels")) {
+		o->triad = strstr(v, "triad") != NULL;
+		o->dgemm = strstr(v, "dgemm") != NULL;
+		bad = !o->triad && !o->dgemm;
+	} else if (!strcmp(a, "--triad-elems")) {
+		bad = bm_parse_size(v, 1, (long)1e15, &o->triad_elems);
+		o->have_te = 1;
+	} else if (!strcmp(a, "--dgemm-n")) {
+		bad = bm_parse_int(v, 4, 1024, &o->dgemm_n);
+	} else if (!strcmp(a, "--dgemm-calls")) {
+		bad = bm_parse_int(v, 1, 1000000, &o->dgemm_calls);
+		o->have_dc = 1;
+	} else if (!strcmp(a, "--msg")) {
+		bad = bm_parse_size(v, 1, 1L << 30, &o->msg);
+	} else if (!strcmp(a, "--reps")) {
+		bad = bm_parse_int(v, 1, 100000, &o->reps);
+		o->have_reps = 1;
+	} else if (!strcmp(a, "--rounds")) {
+		bad = bm_parse_int(v, 1, 10000, &o->rounds);
+		o->have_rounds = 1;
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}
 
 static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
                  char *err, size_t errlen)
 {
-	int have_te = 0, have_dc = 0, have_reps = 0, have_rounds = 0;
-	o->triad = o->dgemm = 1;
-	o->triad_elems = 8L << 20;
-	o->dgemm_n = 64;
-	o->dgemm_calls = 16;
-	o->msg = 8L << 20;
-	o->reps = 10;
-	o->rounds = 10;
-	o->half = 0;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(co, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i];
-		if (!strcmp(a, "--half")) {
-			o->half = 1;
-			continue;
-		}
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		}
-		int bad = 0;
-		if (!strcmp(a, "--kernels")) {
-			o->triad = strstr(v, "triad") != NULL;
-			o->dgemm = strstr(v, "dgemm") != NULL;
-			bad = !o->triad && !o->dgemm;
-		} else if (!strcmp(a, "--triad-elems")) {
-			bad = bm_parse_size(v, 1, (long)1e15, &o->triad_elems);
-			have_te = 1;
-		} else if (!strcmp(a, "--dgemm-n")) {
-			bad = bm_parse_int(v, 4, 1024, &o->dgemm_n);
-		} else if (!strcmp(a, "--dgemm-calls")) {
-			bad = bm_parse_int(v, 1, 1000000, &o->dgemm_calls);
-			have_dc = 1;
-		} else if (!strcmp(a, "--msg")) {
-			bad = bm_parse_size(v, 1, 1L << 30, &o->msg);
-		} else if (!strcmp(a, "--reps")) {
-			bad = bm_parse_int(v, 1, 100000, &o->reps);
-			have_reps = 1;
-		} else if (!strcmp(a, "--rounds")) {
-			bad = bm_parse_int(v, 1, 10000, &o->rounds);
-			have_rounds = 1;
-		} else {
-			snprintf(err, errlen, "unknown option: %s", a);
-			return -1;
-		}
-		if (bad) {
-			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
-			return -1;
-		}
-		i++;
-	}
+	*o = (struct opts){
+		.triad = 1, .dgemm = 1, .triad_elems = 8L << 20, .dgemm_n = 64,
+		.dgemm_calls = 16, .msg = 8L << 20, .reps = 10, .rounds = 10,
+	};
+	if (bm_opts_parse(co, argc, argv, interference_arg, o, err, errlen))
+		return -1;
 	if (co->quick) {
-		if (!have_te)
+		if (!o->have_te)
 			o->triad_elems = 4L << 20;
-		if (!have_dc)
+		if (!o->have_dc)
 			o->dgemm_calls = 8;
-		if (!have_reps)
+		if (!o->have_reps)
 			o->reps = 6;
-		if (!have_rounds)
+		if (!o->have_rounds)
 			o->rounds = 3;
 	}
 	return 0;

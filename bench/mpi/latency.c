@@ -55,56 +55,51 @@ struct opts {
 	long warmup; /* -1: default per size */
 	double max_time;
 	int nonblocking;
+	int have_sizes, have_time; /* given: the defaults do not apply */
 };
+
+/* One option of this program (see bm_arg_fn). */
+static enum bm_arg latency_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	int bad;
+	if (!strcmp(a, "--nonblocking")) {
+		o->nonblocking = 1;
+		return BM_ARG_FLAG;
+	}
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--sizes")) {
+		o->nsizes = bm_parse_sizes(v, o->sizes, MAX_SIZES, 1, 1L << 30);
+		bad = o->nsizes < 0;
+		o->have_sizes = 1;
+	} else if (!strcmp(a, "--iters")) {
+		bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
+	} else if (!strcmp(a, "--warmup")) {
+		bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
+	} else if (!strcmp(a, "--max-time")) {
+		bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
+		o->have_time = 1;
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}
 
 static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t errlen)
 {
-	int have_sizes = 0, have_time = 0;
 	memset(o, 0, sizeof *o);
 	bm_opts_init(&o->c);
 	o->warmup = -1;
 	o->max_time = 3;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(&o->c, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int bad = 0;
-		if (!strcmp(a, "--nonblocking")) {
-			o->nonblocking = 1;
-			continue;
-		} else if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		} else if (!strcmp(a, "--sizes")) {
-			o->nsizes = bm_parse_sizes(v, o->sizes, MAX_SIZES, 1, 1L << 30);
-			bad = o->nsizes < 0;
-			have_sizes = 1;
-		} else if (!strcmp(a, "--iters")) {
-			bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
-		} else if (!strcmp(a, "--warmup")) {
-			bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
-		} else if (!strcmp(a, "--max-time")) {
-			bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
-			have_time = 1;
-		} else {
-			snprintf(err, errlen, "unknown option: %s", a);
-			return -1;
-		}
-		if (bad) {
-			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
-			return -1;
-		}
-		i++;
-	}
-	if (!have_sizes) {
+	if (bm_opts_parse(&o->c, argc, argv, latency_arg, o, err, errlen))
+		return -1;
+	if (!o->have_sizes) {
 		long step = o->c.quick ? 4 : 2;
 		for (long s = 1; s <= 64L << 10; s *= step)
 			o->sizes[o->nsizes++] = s;
 	}
-	if (!have_time && o->c.quick)
+	if (!o->have_time && o->c.quick)
 		o->max_time = 1;
 	return 0;
 }

@@ -98,6 +98,9 @@ struct opts {
 	int iters_given;
 	double alone_time, max_time, gap_us;
 	long min_timed, min_timed_1ton;
+	/* given: --quick does not change them */
+	int have_warmup, have_liters, have_alone, have_time;
+	const char *bad_mode; /* the bare word that is no mode */
 };
 
 static int parse_mode(const char *s, int *modes)
@@ -115,76 +118,76 @@ static int parse_mode(const char *s, int *modes)
 	return 0;
 }
 
+/* Options of mthreads that take a value (see bm_arg_fn). */
+static enum bm_arg mthreads_value(struct opts *o, const char *a, const char *v)
+{
+	int bad;
+	if (!strcmp(a, "--mode")) {
+		bad = parse_mode(v, &o->modes) != 0;
+	} else if (!strcmp(a, "--threads")) {
+		o->nthreads = bm_parse_ints(v, o->threads, MAX_POINTS, 0, MAX_THREADS);
+		bad = o->nthreads < 0;
+	} else if (!strcmp(a, "--iters")) {
+		bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
+		o->iters_given = 1;
+	} else if (!strcmp(a, "--warmup")) {
+		bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
+		o->have_warmup = 1;
+	} else if (!strcmp(a, "--size")) {
+		bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
+	} else if (!strcmp(a, "--load-iters")) {
+		bad = bm_parse_int(v, 1, 100000000, &o->load_iters) != 0;
+		o->have_liters = 1;
+	} else if (!strcmp(a, "--alone-time")) {
+		bad = bm_parse_double(v, 0.01, 3600, &o->alone_time) != 0;
+		o->have_alone = 1;
+	} else if (!strcmp(a, "--gap-us")) {
+		bad = bm_parse_double(v, 0, 1e7, &o->gap_us) != 0;
+	} else if (!strcmp(a, "--max-time")) {
+		bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
+		o->have_time = 1;
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}
+
+/* A bare word is a mode ("mthreads 1toN"); anything else an option. */
+static enum bm_arg mthreads_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	if (a[0] != '-') {
+		if (!parse_mode(a, &o->modes))
+			return BM_ARG_FLAG;
+		o->bad_mode = a; /* for its own message, see parse_args */
+		return BM_ARG_BAD;
+	}
+	return v ? mthreads_value(o, a, v) : BM_ARG_UNKNOWN;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t errlen)
 {
-	int have_iters = 0, have_warmup = 0, have_liters = 0, have_alone = 0, have_time = 0;
 	memset(o, 0, sizeof *o);
 	bm_opts_init(&o->c);
 	o->modes = M_ALL;
 	o->size = 1L << 20;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(&o->c, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int bad = 0;
-		if (a[0] != '-') {
-			if (parse_mode(a, &o->modes)) {
-				snprintf(err, errlen, "unknown mode: %s", a);
-				return -1;
-			}
-			continue;
-		} else if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		} else if (!strcmp(a, "--mode")) {
-			bad = parse_mode(v, &o->modes) != 0;
-		} else if (!strcmp(a, "--threads")) {
-			o->nthreads = bm_parse_ints(v, o->threads, MAX_POINTS, 0, MAX_THREADS);
-			bad = o->nthreads < 0;
-		} else if (!strcmp(a, "--iters")) {
-			bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
-			have_iters = o->iters_given = 1;
-		} else if (!strcmp(a, "--warmup")) {
-			bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
-			have_warmup = 1;
-		} else if (!strcmp(a, "--size")) {
-			bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
-		} else if (!strcmp(a, "--load-iters")) {
-			bad = bm_parse_int(v, 1, 100000000, &o->load_iters) != 0;
-			have_liters = 1;
-		} else if (!strcmp(a, "--alone-time")) {
-			bad = bm_parse_double(v, 0.01, 3600, &o->alone_time) != 0;
-			have_alone = 1;
-		} else if (!strcmp(a, "--gap-us")) {
-			bad = bm_parse_double(v, 0, 1e7, &o->gap_us) != 0;
-		} else if (!strcmp(a, "--max-time")) {
-			bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
-			have_time = 1;
-		} else {
-			snprintf(err, errlen, "unknown option: %s", a);
-			return -1;
-		}
-		if (bad) {
-			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
-			return -1;
-		}
-		i++;
+	if (bm_opts_parse(&o->c, argc, argv, mthreads_arg, o, err, errlen)) {
+		if (o->bad_mode)
+			snprintf(err, errlen, "unknown mode: %s", o->bad_mode);
+		return -1;
 	}
 	const int q = o->c.quick;
-	if (!have_iters)
+	if (!o->iters_given)
 		o->iters = q ? 300 : 2000;
-	if (!have_warmup)
+	if (!o->have_warmup)
 		o->warmup = q ? 3 : 50;
 	o->min_timed = q ? MIN_TIMED / 2 : MIN_TIMED;
 	o->min_timed_1ton = q ? MIN_TIMED_1TON / 2 : MIN_TIMED_1TON;
-	if (!have_liters)
+	if (!o->have_liters)
 		o->load_iters = q ? 30 : 200;
-	if (!have_alone)
+	if (!o->have_alone)
 		o->alone_time = q ? 0.2 : 0.5;
-	if (!have_time)
+	if (!o->have_time)
 		o->max_time = q ? 0.6 : 3;
 	return 0;
 }

@@ -62,62 +62,50 @@ struct opts {
 	double target_ms;
 	long iters;
 	double factor;
+	int have_reps, have_target; /* given: --quick does not change them */
 };
+
+/* One option of this program (see bm_arg_fn). */
+static enum bm_arg nbc_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	int bad;
+	char *end;
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--colls")) {
+		int any = 0;
+		for (int c = 0; c < NCOLLS; c++)
+			any |= o->colls[c] = strstr(v, coll_names[c]) != NULL;
+		bad = !any;
+	} else if (!strcmp(a, "--sizes")) {
+		bad = (o->nsizes = bm_parse_sizes(v, o->sizes, MAX_POINTS, 1, 256L << 20)) < 0;
+	} else if (!strcmp(a, "--reps")) {
+		bad = bm_parse_int(v, 1, 100000, &o->reps);
+		o->have_reps = 1;
+	} else if (!strcmp(a, "--target-ms")) {
+		o->target_ms = strtod(v, &end);
+		bad = end == v || *end || !(o->target_ms > 0) || o->target_ms > 60000;
+		o->have_target = 1;
+	} else if (!strcmp(a, "--compute-factor")) {
+		o->factor = strtod(v, &end);
+		bad = end == v || *end || !(o->factor > 0) || o->factor > 1e6;
+	} else if (!strcmp(a, "--iters")) {
+		bad = bm_parse_int(v, 1, 10000000, &o->iters);
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}
 
 static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
                  char *err, size_t errlen)
 {
-	int have_reps = 0, have_target = 0;
-	memset(o, 0, sizeof *o);
+	*o = (struct opts){ .reps = 11, .target_ms = 20, .factor = 1 };
 	for (int c = 0; c < NCOLLS; c++)
 		o->colls[c] = 1;
-	o->reps = 11;
-	o->target_ms = 20;
-	o->factor = 1;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(co, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		}
-		int bad = 0;
-		if (!strcmp(a, "--colls")) {
-			int any = 0;
-			for (int c = 0; c < NCOLLS; c++)
-				any |= o->colls[c] = strstr(v, coll_names[c]) != NULL;
-			bad = !any;
-		} else if (!strcmp(a, "--sizes")) {
-			bad = (o->nsizes = bm_parse_sizes(v, o->sizes, MAX_POINTS, 1, 256L << 20)) < 0;
-		} else if (!strcmp(a, "--reps")) {
-			bad = bm_parse_int(v, 1, 100000, &o->reps);
-			have_reps = 1;
-		} else if (!strcmp(a, "--target-ms")) {
-			char *end;
-			o->target_ms = strtod(v, &end);
-			bad = end == v || *end || !(o->target_ms > 0) || o->target_ms > 60000;
-			have_target = 1;
-		} else if (!strcmp(a, "--compute-factor")) {
-			char *end;
-			o->factor = strtod(v, &end);
-			bad = end == v || *end || !(o->factor > 0) || o->factor > 1e6;
-		} else if (!strcmp(a, "--iters")) {
-			bad = bm_parse_int(v, 1, 10000000, &o->iters);
-		} else {
-			snprintf(err, errlen, "unknown option: %s", a);
-			return -1;
-		}
-		if (bad) {
-			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
-			return -1;
-		}
-		i++;
-	}
+	if (bm_opts_parse(co, argc, argv, nbc_arg, o, err, errlen))
+		return -1;
 	if (!o->nsizes) {
 		if (co->quick) {
 			static const long q[] = { 4, 1L << 10, 64L << 10, 1L << 20 };
@@ -129,9 +117,9 @@ static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
 		}
 	}
 	if (co->quick) {
-		if (!have_reps)
+		if (!o->have_reps)
 			o->reps = 5;
-		if (!have_target)
+		if (!o->have_target)
 			o->target_ms = 4;
 	}
 	return 0;

@@ -82,47 +82,63 @@ struct opts {
 	int calib_rank0;
 	int spin_sync;
 	const char *csv_append;
+	int have_reps; /* given: --quick does not change it */
 };
 
 /* ----------------------------------------------------------- options */
 
-/* One option that takes a value; returns 0, or -1 if unknown or bad. */
-static int parse_value(struct opts *o, const char *a, const char *v)
+/* --side NAME; returns 0 or -1. */
+static int parse_side(struct opts *o, const char *v)
 {
-	if (!strcmp(a, "--sizes"))
-		return (o->nsizes = bm_parse_sizes(v, o->sizes, MAX_POINTS, 1, 1L << 30)) < 0;
-	if (!strcmp(a, "--compute"))
-		return (o->ntw = bm_parse_doubles(v, o->tw, MAX_POINTS, 0, 60000)) < 0;
-	if (!strcmp(a, "--reps"))
-		return bm_parse_int(v, 1, 100000, &o->reps);
-	if (!strcmp(a, "--warmup"))
-		return bm_parse_int(v, 0, 100000, &o->warmup);
-	if (!strcmp(a, "--csv-append")) {
-		o->csv_append = v;
-		return 0;
-	}
-	if (!strcmp(a, "--side")) {
-		for (int s = SIDE_SENDER; s <= SIDE_BOTH; s++)
-			if (!strcmp(v, side_names[s])) {
-				o->side = (enum side)s;
-				return 0;
-			}
-		return -1;
-	}
-	if (!strcmp(a, "--calib") && (!strcmp(v, "local") || !strcmp(v, "rank0"))) {
-		o->calib_rank0 = !strcmp(v, "rank0");
-		return 0;
-	}
-	if (!strcmp(a, "--sync") && (!strcmp(v, "quiet") || !strcmp(v, "spin"))) {
-		o->spin_sync = !strcmp(v, "spin");
-		return 0;
-	}
+	for (int s = SIDE_SENDER; s <= SIDE_BOTH; s++)
+		if (!strcmp(v, side_names[s])) {
+			o->side = (enum side)s;
+			return 0;
+		}
 	return -1;
+}
+
+/* A two-word choice: *out = 0 for off, 1 for on; returns 0, or -1 for neither. */
+static int parse_choice(const char *v, const char *off, const char *on, int *out)
+{
+	if (strcmp(v, off) && strcmp(v, on))
+		return -1;
+	*out = !strcmp(v, on);
+	return 0;
+}
+
+/* One option of this program, all take a value (see bm_arg_fn). */
+static enum bm_arg overlap_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	int bad = 0;
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--sizes"))
+		bad = (o->nsizes = bm_parse_sizes(v, o->sizes, MAX_POINTS, 1, 1L << 30)) < 0;
+	else if (!strcmp(a, "--compute"))
+		bad = (o->ntw = bm_parse_doubles(v, o->tw, MAX_POINTS, 0, 60000)) < 0;
+	else if (!strcmp(a, "--reps")) {
+		bad = bm_parse_int(v, 1, 100000, &o->reps);
+		o->have_reps = 1;
+	} else if (!strcmp(a, "--warmup"))
+		bad = bm_parse_int(v, 0, 100000, &o->warmup);
+	else if (!strcmp(a, "--csv-append"))
+		o->csv_append = v;
+	else if (!strcmp(a, "--side"))
+		bad = parse_side(o, v);
+	else if (!strcmp(a, "--calib"))
+		bad = parse_choice(v, "local", "rank0", &o->calib_rank0);
+	else if (!strcmp(a, "--sync"))
+		bad = parse_choice(v, "quiet", "spin", &o->spin_sync);
+	else
+		return BM_ARG_UNKNOWN;
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
 }
 
 /* Defaults of the lists and counts not given; t_w = 0 first (it gives t_c).
  * Returns 0 or -1. */
-static int complete(struct opts *o, int have_reps, char *err, size_t errlen)
+static int complete(struct opts *o, char *err, size_t errlen)
 {
 	const int quick = o->c.quick;
 	if (!o->nsizes) {
@@ -134,7 +150,7 @@ static int complete(struct opts *o, int have_reps, char *err, size_t errlen)
 		o->ntw = quick ? 3 : 6;
 		memcpy(o->tw, quick ? q : d, (size_t)o->ntw * sizeof o->tw[0]);
 	}
-	if (!have_reps && quick)
+	if (!o->have_reps && quick)
 		o->reps = 5;
 	int zero = -1;
 	for (int i = 0; i < o->ntw; i++)
@@ -157,32 +173,15 @@ static int complete(struct opts *o, int have_reps, char *err, size_t errlen)
 /* Returns 0, or -1 (message in err) on a bad argument. */
 static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t errlen)
 {
-	int have_reps = 0;
 	memset(o, 0, sizeof *o);
 	bm_opts_init(&o->c);
 	o->c.can_bind = 1;
 	o->side = SIDE_BOTH;
 	o->reps = 11;
 	o->warmup = 2;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(&o->c, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		}
-		if (parse_value(o, a, v)) {
-			snprintf(err, errlen, "unknown option or invalid value: %s '%s'", a, v);
-			return -1;
-		}
-		have_reps |= !strcmp(a, "--reps");
-		i++;
-	}
-	return complete(o, have_reps, err, errlen);
+	if (bm_opts_parse(&o->c, argc, argv, overlap_arg, o, err, errlen))
+		return -1;
+	return complete(o, err, errlen);
 }
 
 /* ------------------------------------------------------ synchronisation */

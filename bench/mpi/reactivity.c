@@ -71,78 +71,74 @@ struct opts {
 	long size, iters, warmup;
 	double max_time, gap_us, min_time;
 	int nonblocking;
+	/* given: --quick does not change them */
+	int have_iters, have_warmup, have_time, have_min;
 };
+
+/* One option of this program (see bm_arg_fn). */
+static enum bm_arg reactivity_arg(void *prog, const char *a, const char *v)
+{
+	struct opts *o = prog;
+	int bad = 0;
+	if (!strcmp(a, "--nonblocking")) {
+		o->nonblocking = 1;
+		return BM_ARG_FLAG;
+	}
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--compute-threads")) {
+		o->nk = bm_parse_ints(v, o->k, MAX_POINTS, 0, 64);
+		bad = o->nk < 0;
+	} else if (!strcmp(a, "--compute-ranks")) {
+		if (!strcmp(v, "one"))
+			o->both = 0;
+		else if (!strcmp(v, "both"))
+			o->both = 1;
+		else
+			bad = 1;
+	} else if (!strcmp(a, "--size")) {
+		bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
+	} else if (!strcmp(a, "--iters")) {
+		bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
+		o->have_iters = 1;
+	} else if (!strcmp(a, "--warmup")) {
+		bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
+		o->have_warmup = 1;
+	} else if (!strcmp(a, "--gap-us")) {
+		bad = bm_parse_double(v, 0, 1e7, &o->gap_us) != 0;
+	} else if (!strcmp(a, "--min-time")) {
+		bad = bm_parse_double(v, 0, 3600, &o->min_time) != 0;
+		o->have_min = 1;
+	} else if (!strcmp(a, "--max-time")) {
+		bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
+		o->have_time = 1;
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}
 
 static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t errlen)
 {
-	int have_iters = 0, have_warmup = 0, have_time = 0, have_min = 0;
 	memset(o, 0, sizeof *o);
 	bm_opts_init(&o->c);
 	o->size = 4;
 	o->gap_us = 5000;
-	for (int i = 1; i < argc; i++) {
-		int rc = bm_opts_arg(&o->c, argc, argv, &i, err, errlen);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
-			continue;
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int bad = 0;
-		if (!strcmp(a, "--nonblocking")) {
-			o->nonblocking = 1;
-			continue;
-		} else if (!v) {
-			snprintf(err, errlen, "unknown option or missing value: %s", a);
-			return -1;
-		} else if (!strcmp(a, "--compute-threads")) {
-			o->nk = bm_parse_ints(v, o->k, MAX_POINTS, 0, 64);
-			bad = o->nk < 0;
-		} else if (!strcmp(a, "--compute-ranks")) {
-			if (!strcmp(v, "one"))
-				o->both = 0;
-			else if (!strcmp(v, "both"))
-				o->both = 1;
-			else
-				bad = 1;
-		} else if (!strcmp(a, "--size")) {
-			bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
-		} else if (!strcmp(a, "--iters")) {
-			bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
-			have_iters = 1;
-		} else if (!strcmp(a, "--warmup")) {
-			bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
-			have_warmup = 1;
-		} else if (!strcmp(a, "--gap-us")) {
-			bad = bm_parse_double(v, 0, 1e7, &o->gap_us) != 0;
-		} else if (!strcmp(a, "--min-time")) {
-			bad = bm_parse_double(v, 0, 3600, &o->min_time) != 0;
-			have_min = 1;
-		} else if (!strcmp(a, "--max-time")) {
-			bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
-			have_time = 1;
-		} else {
-			snprintf(err, errlen, "unknown option: %s", a);
-			return -1;
-		}
-		if (bad) {
-			snprintf(err, errlen, "invalid value for %s: '%s'", a, v);
-			return -1;
-		}
-		i++;
-	}
+	if (bm_opts_parse(&o->c, argc, argv, reactivity_arg, o, err, errlen))
+		return -1;
 	const int q = o->c.quick;
 	if (!o->nk) {
 		static const int def[] = { 0, 1, 2, 4, 8 };
 		o->nk = q ? 4 : 5;
 		memcpy(o->k, def, (size_t)o->nk * sizeof o->k[0]);
 	}
-	if (!have_iters)
+	if (!o->have_iters)
 		o->iters = q ? 200 : 1000;
-	if (!have_warmup)
+	if (!o->have_warmup)
 		o->warmup = q ? 5 : 20;
-	if (!have_time)
+	if (!o->have_time)
 		o->max_time = q ? 1 : 3;
-	if (!have_min)
+	if (!o->have_min)
 		o->min_time = q ? 0.2 : 0.5;
 	return 0;
 }
