@@ -270,3 +270,29 @@ void bm_fmt_size(long s, char *out, size_t len)
 	else
 		snprintf(out, len, "%ldB", s);
 }
+
+static void mark(int *given)
+{
+	if (given)
+		*given = 1;
+}
+
+enum bm_arg bm_rt_arg(const struct bm_rt_opts *r, const char *a, const char *v)
+{
+	int bad;
+	if (!v)
+		return BM_ARG_UNKNOWN;
+	if (!strcmp(a, "--iters")) {
+		bad = bm_parse_int(v, 1, 100000000, r->iters) != 0;
+		mark(r->iters_given);
+	} else if (!strcmp(a, "--warmup")) {
+		bad = bm_parse_int(v, 0, 1000000, r->warmup) != 0;
+		mark(r->warmup_given);
+	} else if (!strcmp(a, "--max-time")) {
+		bad = bm_parse_double(v, 0.001, 3600, r->max_time) != 0;
+		mark(r->time_given);
+	} else {
+		return BM_ARG_UNKNOWN;
+	}
+	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+}

@@ -164,6 +164,18 @@ typedef enum bm_arg (*bm_arg_fn)(void *prog, const char *name, const char *value
 int bm_opts_parse(struct bm_opts *o, int argc, char **argv, bm_arg_fn fn, void *prog,
                   char *err, size_t errlen);
 
+/* The round-trip options of the ping-pong programs (latency, mthreads,
+ * reactivity), for their handlers to try first: --iters N, --warmup N,
+ * --max-time S. The fields point into the program's options; a non-NULL
+ * *_given flag is set when its option is seen (the program's defaults then
+ * do not apply). Returns BM_ARG_UNKNOWN for any other option. */
+struct bm_rt_opts {
+	long *iters, *warmup;
+	double *max_time;
+	int *iters_given, *warmup_given, *time_given;
+};
+enum bm_arg bm_rt_arg(const struct bm_rt_opts *r, const char *name, const char *value);
+
 /* Sizes accept B, K/KiB/KB, M/MiB/MB, G/GiB/GB suffixes (powers of 1024)
  * and exponents ("4e6"); they serve for element counts too. Single values
  * return 0 or -1; comma-separated lists return the count (>= 1) or -1. */

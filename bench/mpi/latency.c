@@ -62,28 +62,18 @@ struct opts {
 static enum bm_arg latency_arg(void *prog, const char *a, const char *v)
 {
 	struct opts *o = prog;
-	int bad;
 	if (!strcmp(a, "--nonblocking")) {
 		o->nonblocking = 1;
 		return BM_ARG_FLAG;
 	}
-	if (!v)
-		return BM_ARG_UNKNOWN;
-	if (!strcmp(a, "--sizes")) {
-		o->nsizes = bm_parse_sizes(v, o->sizes, MAX_SIZES, 1, 1L << 30);
-		bad = o->nsizes < 0;
-		o->have_sizes = 1;
-	} else if (!strcmp(a, "--iters")) {
-		bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
-	} else if (!strcmp(a, "--warmup")) {
-		bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
-	} else if (!strcmp(a, "--max-time")) {
-		bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
-		o->have_time = 1;
-	} else {
-		return BM_ARG_UNKNOWN;
-	}
-	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
+	const struct bm_rt_opts rt = { &o->iters, &o->warmup, &o->max_time,
+		                       NULL, NULL, &o->have_time };
+	enum bm_arg r = bm_rt_arg(&rt, a, v);
+	if (r != BM_ARG_UNKNOWN || !v || strcmp(a, "--sizes"))
+		return r;
+	o->nsizes = bm_parse_sizes(v, o->sizes, MAX_SIZES, 1, 1L << 30);
+	o->have_sizes = 1;
+	return o->nsizes < 0 ? BM_ARG_BAD : BM_ARG_VALUE;
 }
 
 static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t errlen)

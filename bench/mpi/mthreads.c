@@ -127,12 +127,6 @@ static enum bm_arg mthreads_value(struct opts *o, const char *a, const char *v)
 	} else if (!strcmp(a, "--threads")) {
 		o->nthreads = bm_parse_ints(v, o->threads, MAX_POINTS, 0, MAX_THREADS);
 		bad = o->nthreads < 0;
-	} else if (!strcmp(a, "--iters")) {
-		bad = bm_parse_int(v, 1, 100000000, &o->iters) != 0;
-		o->iters_given = 1;
-	} else if (!strcmp(a, "--warmup")) {
-		bad = bm_parse_int(v, 0, 1000000, &o->warmup) != 0;
-		o->have_warmup = 1;
 	} else if (!strcmp(a, "--size")) {
 		bad = bm_parse_size(v, 1, 1L << 30, &o->size) != 0;
 	} else if (!strcmp(a, "--load-iters")) {
@@ -143,11 +137,10 @@ static enum bm_arg mthreads_value(struct opts *o, const char *a, const char *v)
 		o->have_alone = 1;
 	} else if (!strcmp(a, "--gap-us")) {
 		bad = bm_parse_double(v, 0, 1e7, &o->gap_us) != 0;
-	} else if (!strcmp(a, "--max-time")) {
-		bad = bm_parse_double(v, 0.001, 3600, &o->max_time) != 0;
-		o->have_time = 1;
 	} else {
-		return BM_ARG_UNKNOWN;
+		const struct bm_rt_opts rt = { &o->iters, &o->warmup, &o->max_time,
+			                       &o->iters_given, &o->have_warmup, &o->have_time };
+		return bm_rt_arg(&rt, a, v);
 	}
 	return bad ? BM_ARG_BAD : BM_ARG_VALUE;
 }
