@@ -43,6 +43,8 @@ static struct setting settings[] = {
 	  "1..100000", "period multiplier after a round with nothing in the branch", "" },
 	{ "PIANO_IDLE_YIELD_US", K_LONG, "50", 0, 1000000, F(idle_yield_us), 0,
 	  "0..1000000", "pauses shorter than this are a sched_yield loop (us)", "" },
+	{ "PIANO_IDLE_BOOST", K_BOOL, "0", 0, 1, F(idle_boost), 1, "0 or 1",
+	  "1: idle threads run at SCHED_OTHER while they hold a queue", "" },
 	{ "PIANO_TIMER_PERIOD_US", K_LONG, "1000", 0, 10000000, F(timer_period_us), 0,
 	  "0 (off) or 10..10000000", "timer thread period (us)", "" },
 	{ "PIANO_SPIN_US", K_LONG, "50", 0, 10000000, F(spin_us), 0,

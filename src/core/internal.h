@@ -26,6 +26,7 @@ struct piano_config {
 	long idle_period_us;
 	long idle_coef;
 	long idle_yield_us;
+	int idle_boost;           /* PIANO_IDLE_BOOST */
 	long timer_period_us;     /* 0 = no timer thread */
 	long spin_us;
 	long block_helpers;

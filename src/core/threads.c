@@ -109,6 +109,7 @@ static void idle_setup(struct idle_thread *it)
 {
 	struct piano_engine *e = it->e;
 	bind_thread(e, it->obj->cpuset);
+
 	if (sys_sched_idle() != 0) {
 		if (!atomic_flag_test_and_set(&warned_idle))
 			piano_warn("SCHED_IDLE unavailable; idle threads run at the lowest "
@@ -117,9 +118,12 @@ static void idle_setup(struct idle_thread *it)
 	}
 }
 
-/* Whether this thread may switch to SCHED_OTHER while holding a queue. */
-static bool idle_can_boost(void)
+/* Whether this thread may switch to SCHED_OTHER while holding a queue
+ * (PIANO_IDLE_BOOST=1, not the default: see docs/architecture.md). */
+static bool idle_can_boost(const struct piano_engine *e)
 {
+	if (!e->cfg.idle_boost)
+		return false;
 	if (sys_sched_normal() != 0) {
 		if (!atomic_flag_test_and_set(&warned_boost))
 			piano_warn("idle threads cannot leave SCHED_IDLE (no CAP_SYS_NICE, "
@@ -131,6 +135,41 @@ static bool idle_can_boost(void)
 	return true;
 }
 
+/*
+ * Called after a pause that overshot (another thread had this CPU): if the
+ * thread's object has other CPUs, leave this one. The kernel does not move
+ * a runnable SCHED_IDLE thread off a CPU where a normal thread computes
+ * (measured: an MPI rank's idle thread stayed for seconds on the core of its
+ * own computing rank while the other core idled or ran a peer's idle
+ * thread). Excluding the CPU migrates the thread at once; the full set is
+ * restored right away, so the scheduler may bring it back when the CPU
+ * frees up.
+ */
+static void idle_leave_cpu(struct idle_thread *it)
+{
+	struct piano_engine *e = it->e;
+	int cpu = sys_current_cpu();
+	if (cpu < 0)
+		return;
+	hwloc_bitmap_t set = hwloc_bitmap_dup(it->obj->cpuset);
+	if (!set)
+		return;
+	if (e->bind_set)
+		hwloc_bitmap_and(set, set, e->bind_set);
+	hwloc_bitmap_t others = hwloc_bitmap_dup(set);
+	if (!others)
+		goto free_set;
+	hwloc_bitmap_clr(others, (unsigned)cpu);
+	if (hwloc_bitmap_iszero(others))
+		goto free_others;
+	if (hwloc_set_cpubind(e->topo, others, HWLOC_CPUBIND_THREAD) == 0)
+		hwloc_set_cpubind(e->topo, set, HWLOC_CPUBIND_THREAD);
+free_others:
+	hwloc_bitmap_free(others);
+free_set:
+	hwloc_bitmap_free(set);
+}
+
 static void *idle_main(void *arg)
 {
 	struct idle_thread *it = arg;
@@ -140,7 +179,7 @@ static void *idle_main(void *arg)
 	idle_setup(it);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_IDLE);
-	p.idle_thread = idle_can_boost();
+	p.idle_thread = idle_can_boost(e);
 	bool starved = false;
 	for (uint64_t r = 0; !stopping(e); r++) {
 		bool busy = true;
@@ -167,7 +206,12 @@ static void *idle_main(void *arg)
 		}
 		uint64_t t0 = sys_now_ns();
 		pause_us(e, us);
+		bool was_starved = starved;
 		starved = sys_now_ns() - t0 > (uint64_t)us * 1000u + IDLE_STARVED_NS;
+		/* Once: starved again where it went, every CPU is busy, and
+		 * moving on would only add migrations to the computations. */
+		if (starved && !was_starved)
+			idle_leave_cpu(it);
 	}
 	return NULL;
 }

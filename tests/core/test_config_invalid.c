@@ -43,6 +43,7 @@ static const struct var vars[] = {
 	  { "0", "1000000", NULL } },
 	{ "PIANO_IDLE_COEF", "20", { "0", "100001", "-5", "20x", "x", NULL }, { "1", "100000", NULL } },
 	{ "PIANO_IDLE_YIELD_US", "50", { "-1", "1000001", "5x", "abc", NULL }, { "0", "1000000", NULL } },
+	{ "PIANO_IDLE_BOOST", "0", { "2", "-1", "yes", "1x", NULL }, { "0", "1", NULL } },
 	{ "PIANO_TIMER_PERIOD_US", "1000",
 	  { "1", "9", "10000001", "-1", "1000us", "x", NULL },
 	  { "0", "10", "10000000", NULL } },
