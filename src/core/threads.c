@@ -109,7 +109,6 @@ static void idle_setup(struct idle_thread *it)
 {
 	struct piano_engine *e = it->e;
 	bind_thread(e, it->obj->cpuset);
-
 	if (sys_sched_idle() != 0) {
 		if (!atomic_flag_test_and_set(&warned_idle))
 			piano_warn("SCHED_IDLE unavailable; idle threads run at the lowest "
@@ -137,11 +136,11 @@ static bool idle_can_boost(const struct piano_engine *e)
 
 /*
  * Called after a pause that overshot (another thread had this CPU): if the
- * thread's object has other CPUs, leave this one. The kernel does not move
- * a runnable SCHED_IDLE thread off a CPU where a normal thread computes
- * (measured: an MPI rank's idle thread stayed for seconds on the core of its
- * own computing rank while the other core idled or ran a peer's idle
- * thread). Excluding the CPU migrates the thread at once; the full set is
+ * thread's object has other CPUs, leave this one. The kernel wakes a parked
+ * idle thread next to its waker and does not reliably move it off a CPU
+ * where a normal thread computes (measured, MPICH: a rank's idle thread
+ * queued behind the rank's own computation while the other core ran a
+ * peer's idle thread or idled; see docs/architecture.md). Excluding the CPU migrates the thread at once; the full set is
  * restored right away, so the scheduler may bring it back when the CPU
  * frees up.
  */
@@ -186,7 +185,7 @@ static void *idle_main(void *arg)
 		unsigned work = 0;
 		/* After a pause that lasted far longer than asked, other threads
 		 * had the core: it is not idle, so do not poll (a round would
-		 * boost us to SCHED_OTHER and steal time from the computation);
+		 * steal time from the computation, more so with PIANO_IDLE_BOOST);
 		 * the timer thread covers busy cores. */
 		if (!starved) {
 			work = idle_round(&p, it, r, &busy);
