@@ -28,6 +28,7 @@ struct piano_config {
 	long idle_yield_us;
 	int idle_boost;           /* PIANO_IDLE_BOOST */
 	long timer_period_us;     /* 0 = no timer thread */
+	long timer_max_us;        /* back-off limit of the period */
 	long spin_us;
 	long block_helpers;
 	long block_delay_us;

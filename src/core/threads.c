@@ -282,10 +282,29 @@ static unsigned timer_round(struct poller *p, uint64_t period)
 	return work;
 }
 
+/*
+ * With PIANO_TIMER_MAX_US above the period, the period doubles after each
+ * round that did no work, up to that limit, and is back to
+ * PIANO_TIMER_PERIOD_US after a round that did some or a park. A wake-up
+ * that preempts a computing thread costs tens of µs on a virtual machine:
+ * while the pending tasks wait for a remote peer, the timer then wakes less
+ * often, at the price of a longer reaction when every core is busy (not
+ * the default: docs/performance.md has both numbers).
+ */
+static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned work)
+{
+	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	uint64_t max = (uint64_t)e->cfg.timer_max_us * 1000u;
+	if (work || max <= period)
+		return period;
+	return cur * 2 < max ? cur * 2 : max;
+}
+
 static void *timer_main(void *arg)
 {
 	struct piano_engine *e = arg;
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	uint64_t sleep_ns = period;
 	sys_thread_name("piano-timer");
 	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the
 	 * creator's binding, and an MPI launcher binds each rank to one core,
@@ -296,13 +315,17 @@ static void *timer_main(void *arg)
 	while (!stopping(e)) {
 		if (!engine_has_work(e)) {
 			park(e, 0);
+			sleep_ns = period;
 			continue;
 		}
-		engine_sleep(e, period);
+		engine_sleep(e, sleep_ns);
 		if (stopping(e))
 			break;
+		/* A queue counts as unpolled after the base period, whatever
+		 * the current sleep: others' polls keep the timer quiet. */
 		unsigned work = timer_round(&p, period);
 		poller_end_round(&p, work);
+		sleep_ns = timer_next(e, sleep_ns, work);
 	}
 	return NULL;
 }
