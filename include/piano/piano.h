@@ -241,6 +241,12 @@ PIANO_API int piano_cond_test(const piano_cond_t *c, uint32_t mask);
 PIANO_API int piano_cond_wait(piano_cond_t *c, uint32_t mask);
 /* Same with a timeout in microseconds (PIANO_ETIMEDOUT when it expires). */
 PIANO_API int piano_cond_wait_timeout(piano_cond_t *c, uint32_t mask, long timeout_us);
+/*
+ * Same as piano_cond_wait() with `spin_us` instead of PIANO_SPIN_US: a
+ * caller that already spun on the condition by its own means blocks at
+ * once with 0 (without progression threads, waits never block).
+ */
+PIANO_API int piano_cond_wait_spin(piano_cond_t *c, uint32_t mask, long spin_us);
 /* Waits until every cond has a bit of `mask` set. */
 PIANO_API int piano_cond_wait_all(piano_cond_t *const *conds, size_t n, uint32_t mask);
 PIANO_API int piano_cond_destroy(piano_cond_t *c);

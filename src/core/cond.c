@@ -61,10 +61,13 @@ PIANO_API int piano_cond_test(const piano_cond_t *c, uint32_t mask)
 }
 
 /* Explicit polling phase. Returns 0, PIANO_ETIMEDOUT, or 1 = go and block. */
-static int spin_phase(piano_cond_t *c, uint32_t mask, uint64_t deadline, int poll_queue)
+static int spin_phase(piano_cond_t *c, uint32_t mask, uint64_t deadline, int poll_queue,
+                      long spin_us)
 {
 	struct piano_engine *e = engine_get();
-	uint64_t spin_end = sys_now_ns() + (e ? (uint64_t)e->cfg.spin_us * 1000u : 0);
+	if (spin_us < 0)
+		spin_us = e ? e->cfg.spin_us : 0;
+	uint64_t spin_end = sys_now_ns() + (uint64_t)spin_us * 1000u;
 	/* Without progress threads nobody else would run the tasks: never block. */
 	bool can_block = !e || engine_has_threads(e);
 	struct poller p;
@@ -124,7 +127,7 @@ static int block_phase(piano_cond_t *c, uint32_t mask, uint64_t deadline)
 	}
 }
 
-int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue)
+int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue, long spin_us)
 {
 	if (piano_cond_get(c) & mask)
 		return 0;
@@ -132,7 +135,7 @@ int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_que
 		return PIANO_EDEADLK;
 	uint64_t deadline = timeout_us < 0 ? UINT64_MAX
 	                                   : sys_now_ns() + (uint64_t)timeout_us * 1000u;
-	int rc = spin_phase(c, mask, deadline, poll_queue);
+	int rc = spin_phase(c, mask, deadline, poll_queue, spin_us);
 	if (rc <= 0)
 		return rc;
 	return block_phase(c, mask, deadline);
@@ -142,14 +145,21 @@ PIANO_API int piano_cond_wait(piano_cond_t *c, uint32_t mask)
 {
 	if (!c || !mask || (mask & ~PIANO_COND_MASK))
 		return PIANO_EINVAL;
-	return cond_wait_poll(c, mask, -1, -1);
+	return cond_wait_poll(c, mask, -1, -1, -1);
 }
 
 PIANO_API int piano_cond_wait_timeout(piano_cond_t *c, uint32_t mask, long timeout_us)
 {
 	if (!c || !mask || (mask & ~PIANO_COND_MASK) || timeout_us < 0)
 		return PIANO_EINVAL;
-	return cond_wait_poll(c, mask, timeout_us, -1);
+	return cond_wait_poll(c, mask, timeout_us, -1, -1);
+}
+
+PIANO_API int piano_cond_wait_spin(piano_cond_t *c, uint32_t mask, long spin_us)
+{
+	if (!c || !mask || (mask & ~PIANO_COND_MASK) || spin_us < 0)
+		return PIANO_EINVAL;
+	return cond_wait_poll(c, mask, -1, -1, spin_us);
 }
 
 PIANO_API int piano_cond_wait_all(piano_cond_t *const *conds, size_t n, uint32_t mask)
@@ -161,7 +171,7 @@ PIANO_API int piano_cond_wait_all(piano_cond_t *const *conds, size_t n, uint32_t
 			return PIANO_EINVAL;
 	/* Total time is the slowest cond's: waiting in order costs nothing more. */
 	for (size_t i = 0; i < n; i++) {
-		int rc = cond_wait_poll(conds[i], mask, -1, -1);
+		int rc = cond_wait_poll(conds[i], mask, -1, -1, -1);
 		if (rc)
 			return rc;
 	}

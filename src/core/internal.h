@@ -217,7 +217,8 @@ void stats_add(struct stats_block *b, int point, int stat, uint64_t n);
 void stats_free_all(struct piano_engine *e);
 
 /* cond.c */
-int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue);
+/* spin_us < 0: PIANO_SPIN_US. */
+int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue, long spin_us);
 
 void piano_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -287,7 +287,7 @@ PIANO_API int piano_ltask_wait(piano_ltask_t *t)
 		return rc;
 	if (ltask_current_tls)
 		return PIANO_EDEADLK;
-	rc = cond_wait_poll(&t->done, DONE_ANY, -1, t->queue);
+	rc = cond_wait_poll(&t->done, DONE_ANY, -1, t->queue, -1);
 	if (rc)
 		return rc;
 	return piano_ltask_test(t);

@@ -6,6 +6,8 @@
  *    blocking path (PIANO_SPIN_US=0) and on the spinning path (PIANO_SPIN_US
  *    much longer than the delay); a wait only wakes for bits of its mask;
  *  - wait_timeout returns PIANO_ETIMEDOUT, not before the timeout;
+ *  - wait_spin(0) blocks at once even when PIANO_SPIN_US is long (no
+ *    explicit polling rounds while it waits); a negative spin is refused;
  *  - wait_all over 64 conds signalled by 4 threads in random order;
  *  - free-after-wake: a waiter frees its malloc'd cond as soon as the wait
  *    returns, many times (under AddressSanitizer a signal side touching the
@@ -105,6 +107,34 @@ static void delayed_wait(const char *path)
 	test_thread_start(&th, signal_later, &d);
 	CHECK_RC(piano_cond_wait_timeout(&c, 0x2, 20000000), 0);
 	pthread_join(th, NULL);
+	CHECK_OK(piano_cond_destroy(&c));
+}
+
+/* ------------------------------------------------ wait_spin */
+
+static void wait_spin_zero(void)
+{
+	piano_cond_t c;
+	pthread_t th;
+	struct delayed d = { &c, 0x1, 50000 };
+
+	test_phase("piano_cond_wait_spin(0) with PIANO_SPIN_US=5000000");
+	CHECK_OK(piano_cond_init(&c, 0));
+	CHECK_RC(piano_cond_wait_spin(&c, 0x1, -1), PIANO_EINVAL);
+	CHECK_RC(piano_cond_wait_spin(NULL, 0x1, 0), PIANO_EINVAL);
+	struct piano_stats before = test_stats(PIANO_POINT_EXPLICIT);
+	test_thread_start(&th, signal_later, &d);
+	double t0 = test_now();
+	CHECK_RC(piano_cond_wait_spin(&c, 0x1, 0), 0);
+	double dt = test_now() - t0;
+	pthread_join(th, NULL);
+	struct piano_stats after = test_stats(PIANO_POINT_EXPLICIT);
+	CHECK(dt >= 0.045, "wait_spin returned after %.3f s, before the signal", dt);
+	/* The spin phase checks its clock every 16 rounds: at most 16 rounds,
+	 * where a 50 ms spin makes hundreds of thousands. */
+	CHECK(after.rounds - before.rounds <= 16,
+	      "wait_spin(0) polled %llu explicit rounds: it spun instead of blocking",
+	      (unsigned long long)(after.rounds - before.rounds));
 	CHECK_OK(piano_cond_destroy(&c));
 }
 
@@ -243,6 +273,7 @@ int main(void)
 	test_setenv("PIANO_SPIN_US", "5000000");
 	CHECK_OK(piano_init());
 	delayed_wait("PIANO_SPIN_US=5000000");
+	wait_spin_zero();
 	CHECK_OK(piano_finalize());
 
 	/* default spin: a mix of both paths */
