@@ -50,7 +50,7 @@ static struct setting settings[] = {
 	{ "PIANO_TIMER_MAX_US", K_LONG, "0", 0, 10000000, F(timer_max_us), 0,
 	  "0..10000000",
 	  "timer period doubles up to this after rounds without work (us); <= period: fixed", "" },
-	{ "PIANO_SPIN_US", K_LONG, "50", 0, 10000000, F(spin_us), 0,
+	{ "PIANO_SPIN_US", K_LONG, "20", 0, 10000000, F(spin_us), 0,
 	  "0..10000000", "waiters poll this long before blocking (us)", "" },
 	{ "PIANO_BLOCK_HELPERS", K_LONG, "1", 0, 64, F(block_helpers), 0,
 	  "0..64", "threads that run blocking callbacks", "" },

@@ -48,7 +48,7 @@ static const struct var vars[] = {
 	  { "1", "9", "10000001", "-1", "1000us", "x", NULL },
 	  { "0", "10", "10000000", NULL } },
 	{ "PIANO_TIMER_MAX_US", "0", { "-1", "10000001", "4ms", "x", NULL }, { "0", "10000000", NULL } },
-	{ "PIANO_SPIN_US", "50", { "-1", "10000001", "5x", "abc", NULL }, { "0", "10000000", NULL } },
+	{ "PIANO_SPIN_US", "20", { "-1", "10000001", "5x", "abc", NULL }, { "0", "10000000", NULL } },
 	{ "PIANO_BLOCK_HELPERS", "1", { "65", "-1", "1x", "one", NULL }, { "0", "64", NULL } },
 	{ "PIANO_BLOCK_DELAY_US", "1000",
 	  { "-1", "10000001", "5x", "abc", NULL },
