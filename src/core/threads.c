@@ -140,9 +140,9 @@ static bool idle_can_boost(const struct piano_engine *e)
  * idle thread next to its waker and does not reliably move it off a CPU
  * where a normal thread computes (measured, MPICH: a rank's idle thread
  * queued behind the rank's own computation while the other core ran a
- * peer's idle thread or idled; see docs/architecture.md). Excluding the CPU migrates the thread at once; the full set is
- * restored right away, so the scheduler may bring it back when the CPU
- * frees up.
+ * peer's idle thread or idled; see docs/architecture.md). Excluding the
+ * CPU migrates the thread at once; the full set is restored right away, so
+ * the scheduler may bring it back when the CPU frees up.
  */
 static void idle_leave_cpu(struct idle_thread *it)
 {
