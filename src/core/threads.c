@@ -30,6 +30,10 @@ static void park(struct piano_engine *e, uint64_t timeout_ns)
 
 /* ------------------------------------------------------------ idle threads */
 
+/* An idle thread bound to a single CPU that found no work for this long
+ * pauses by sleeping, not with a sched_yield() loop (see idle_main). */
+#define IDLE_QUIET_NS 10000000u
+
 /* A pause overshooting its length by this much means the core was busy. */
 #define IDLE_STARVED_NS 200000u
 
@@ -40,6 +44,7 @@ struct idle_thread {
 	int ndown;
 	int cover;     /* deepest queue covering obj: the thread's own level */
 	int anchor;    /* first ancestor queue polled at a divided frequency */
+	bool single;   /* bound to one CPU: it cannot leave a busy one */
 	pthread_t tid;
 };
 
@@ -52,11 +57,12 @@ static void engine_sleep(struct piano_engine *e, uint64_t ns)
 		sys_futex_wait((uint32_t *)&e->park_seq, seq, ns);
 }
 
-static void pause_us(struct piano_engine *e, long us)
+/* sleep: pause by sleeping even below PIANO_IDLE_YIELD_US. */
+static void pause_us(struct piano_engine *e, long us, bool sleep)
 {
 	const struct piano_config *cfg = &e->cfg;
 	/* us > 0: engine_sleep(0) would mean "no timeout". */
-	if (us > 0 && us >= cfg->idle_yield_us) {
+	if (us > 0 && (us >= cfg->idle_yield_us || sleep)) {
 		engine_sleep(e, (uint64_t)us * 1000u);
 		return;
 	}
@@ -180,6 +186,7 @@ static void *idle_main(void *arg)
 	poller_init(&p, e, PIANO_POINT_IDLE);
 	p.idle_thread = idle_can_boost(e);
 	bool starved = false;
+	uint64_t quiet_since = 0; /* start of the current run of rounds without work */
 	for (uint64_t r = 0; !stopping(e); r++) {
 		bool busy = true;
 		unsigned work = 0;
@@ -201,10 +208,18 @@ static void *idle_main(void *arg)
 		else {
 			park(e, 0);
 			starved = false;
+			quiet_since = 0;
 			continue;
 		}
 		uint64_t t0 = sys_now_ns();
-		pause_us(e, us);
+		if (work || !quiet_since)
+			quiet_since = t0;
+		/* On one CPU shared with a computation (explicit placement), this
+		 * kernel's scheduler kept picking the yielding SCHED_IDLE thread
+		 * over the runnable computation for seconds; a thread with other
+		 * CPUs leaves instead (idle_leave_cpu). Sleeps end it, at the cost
+		 * of a slower reaction, so only after IDLE_QUIET_NS without work. */
+		pause_us(e, us, it->single && t0 - quiet_since > IDLE_QUIET_NS);
 		bool was_starved = starved;
 		starved = sys_now_ns() - t0 > (uint64_t)us * 1000u + IDLE_STARVED_NS;
 		/* Once: starved again where it went, every CPU is busy, and
@@ -219,6 +234,13 @@ static int idle_prepare(struct piano_engine *e, struct idle_thread *it, hwloc_ob
 {
 	it->e = e;
 	it->obj = obj;
+	hwloc_bitmap_t set = hwloc_bitmap_dup(obj->cpuset);
+	if (!set)
+		return PIANO_ENOMEM;
+	if (e->bind_set)
+		hwloc_bitmap_and(set, set, e->bind_set);
+	it->single = hwloc_bitmap_weight(set) == 1;
+	hwloc_bitmap_free(set);
 	it->down = calloc((size_t)e->nqueues, sizeof(int));
 	if (!it->down)
 		return PIANO_ENOMEM;
