@@ -207,7 +207,6 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
 	pmpi_g.stats = setting_long("PIANO_STATS") != 0;
-	pmpi_g.spin_ns = (uint64_t)setting_long("PIANO_SPIN_US") * 1000u;
 	pmpi_g.linger_ns = (uint64_t)pmpi_env_long("PIANO_MPI_LINGER_US", 10000, 0, 10000000,
 	                                           "microseconds") * 1000u;
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);

@@ -32,7 +32,6 @@ struct pmpi_state {
 	const char *eager_source;
 	piano_ltask_t *progress;
 	int stats;
-	uint64_t spin_ns;        /* PIANO_SPIN_US: native spin of a lone waiter */
 	uint64_t linger_ns;      /* PIANO_MPI_LINGER_US */
 	const char *blocking;    /* PIANO_MPI_BLOCKING: auto, timer or block */
 	int watching;            /* the socket watcher runs */
@@ -79,34 +78,63 @@ void progress_shutdown(void);
 enum waitop_kind { WAIT_ONE, WAIT_ANY, WAIT_SOME, WAIT_ALL };
 
 /*
- * A wait call handed to the engine. Owned by the waiting thread (on its
- * stack); linked in the waitop list while pending; the progress task tests
- * it with the matching PMPI_Test* call and signals `cond` when it is done.
- * After the signal the progress task never touches it again.
+ * A blocking completion call (MPI_Wait*, blocking Send/Recv) goes one of
+ * three ways (waitop.c):
+ * - plain: no background progress, or called from inside an ltask: the
+ *   MPI's own call, nothing counted;
+ * - native: no other thread is waiting: the MPI's own call, exactly as
+ *   without piano (cost, errors, which thread runs the error handler), and
+ *   the progress task stands back meanwhile (the waiter drives the MPI);
+ * - delegated: other threads already wait: the thread registers a wait op
+ *   and blocks; the progress task watches its requests without completing
+ *   them and wakes it when the MPI has finished them; the thread then makes
+ *   the MPI's own completion call, which returns at once. N waiting threads
+ *   cost one poller, and every request is completed, and every error raised,
+ *   by the application's thread in the call it made.
+ */
+enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED };
+
+/*
+ * A delegated wait. Owned by the waiting thread (on its stack); linked in
+ * the wait-op list while pending (`linked`, protected by the list's lock);
+ * the progress task checks it with PMPI_Request_get_status and signals
+ * `cond` when it is ready. After the signal the progress task never touches
+ * it again.
  */
 struct waitop {
 	enum waitop_kind kind;
 	int n;
-	MPI_Request *reqs;
-	MPI_Status *statuses;  /* or MPI_STATUS(ES)_IGNORE */
-	int *index;            /* WAIT_ANY: index; WAIT_SOME: outcount */
-	int *indices;          /* WAIT_SOME */
-	int rc;
+	const MPI_Request *reqs;
+	int first_open;        /* WAIT_ALL: requests before it are finished */
+	bool linked;
 	piano_cond_t cond;
 	struct waitop *next, *prev;
 };
 
-/* Runs op's PMPI_Test* once. Returns 1 when complete. */
-int waitop_test(struct waitop *op);
-/* Hands op to the engine and waits for it (spin then block). */
-int waitop_delegate(struct waitop *op);
-/* Called by the progress task: tests every registered wait op. */
+/* Decides how a blocking completion call on op's requests goes and, when it
+ * is delegated, blocks until the MPI has finished them. The caller then
+ * makes the MPI's own call and passes the mode to wait_leave(). */
+enum wait_mode wait_enter(struct waitop *op);
+void wait_leave(enum wait_mode mode);
+/* Delegated mode: blocks until op's requests are finished (wait_enter()
+ * does it for op; blocking Send/Recv call it for the request they post). */
+void waitop_block(struct waitop *op);
+/* Called by the progress task: checks every registered wait op. */
 unsigned waitops_serve(void);
 bool waitops_empty(void);
+/* A thread waits natively in the MPI (which it progresses itself). */
+bool waiter_native(void);
 
-/* Bookkeeping after a completion call: for each completed index i, the
- * handle it had before the call is marked done. */
+/* Bookkeeping after a completion call that succeeded: for each completed
+ * index i, the handle it had before the call is marked done. */
 void track_completed(const MPI_Request *before, int n, const int *done_idx, int ndone);
+/* Bookkeeping after a completion call that returned an error, where the MPI
+ * does not say which requests it completed: a non-persistent request whose
+ * handle is now MPI_REQUEST_NULL is done; a persistent one is inactive unless
+ * its status (when the caller asked for statuses, else NULL) says
+ * MPI_ERR_PENDING. */
+void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
+                  const MPI_Status *statuses);
 
 /* Socket watcher (watch.c): kernel-blocking progress for socket transports. */
 int watch_setup(void);

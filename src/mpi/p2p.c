@@ -1,16 +1,9 @@
 /*
  * Point-to-point operations. Non-blocking and persistent calls go straight
  * to the MPI; the request is tracked when the message may need the peer's
- * cooperation (larger than the eager limit). Blocking Send/Recv become
- * Isend/Irecv + a wait handed to the engine, so many threads blocked in
- * them cost one poller, not one spinning core each.
+ * cooperation (larger than the eager limit).
  */
 #include "mpi_internal.h"
-
-static bool delegate_ok(void)
-{
-	return pmpi_g.threaded && !piano_ltask_current();
-}
 
 static int track_new(int rc, int count, MPI_Datatype dt, MPI_Request *req, bool persistent)
 {
@@ -117,28 +110,44 @@ PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
 	return rc;
 }
 
+/*
+ * Blocking Send/Recv: the MPI's own call when the thread waits alone (or
+ * without background progress); with other threads already waiting, the
+ * non-blocking call and a delegated wait, so that the thread sleeps while
+ * one poller serves them all.
+ */
 PMPI_EXPORT int MPI_Send(SEND_ARGS)
 {
 	pmpi_ensure();
-	if (!delegate_ok())
-		return PMPI_Send(SEND_NAMES);
-	MPI_Request r;
-	int rc = PMPI_Isend(SEND_NAMES, &r);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = &r, .statuses = MPI_STATUS_IGNORE };
-	return waitop_delegate(&op);
+	struct waitop op = { .kind = WAIT_ONE, .n = 0 };
+	MPI_Request r = MPI_REQUEST_NULL;
+	enum wait_mode mode = wait_enter(&op);
+	int rc;
+	if (mode != WAIT_DELEGATED) {
+		rc = PMPI_Send(SEND_NAMES);
+	} else if ((rc = PMPI_Isend(SEND_NAMES, &r)) == MPI_SUCCESS) {
+		op = (struct waitop){ .kind = WAIT_ONE, .n = 1, .reqs = &r };
+		waitop_block(&op);
+		rc = PMPI_Wait(&r, MPI_STATUS_IGNORE);
+	}
+	wait_leave(mode);
+	return rc;
 }
 
 PMPI_EXPORT int MPI_Recv(RECV_ARGS, MPI_Status *status)
 {
 	pmpi_ensure();
-	if (!delegate_ok())
-		return PMPI_Recv(RECV_NAMES, status);
-	MPI_Request r;
-	int rc = PMPI_Irecv(RECV_NAMES, &r);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = &r, .statuses = status };
-	return waitop_delegate(&op);
+	struct waitop op = { .kind = WAIT_ONE, .n = 0 };
+	MPI_Request r = MPI_REQUEST_NULL;
+	enum wait_mode mode = wait_enter(&op);
+	int rc;
+	if (mode != WAIT_DELEGATED) {
+		rc = PMPI_Recv(RECV_NAMES, status);
+	} else if ((rc = PMPI_Irecv(RECV_NAMES, &r)) == MPI_SUCCESS) {
+		op = (struct waitop){ .kind = WAIT_ONE, .n = 1, .reqs = &r };
+		waitop_block(&op);
+		rc = PMPI_Wait(&r, status);
+	}
+	wait_leave(mode);
+	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * The progress ltask and the list of wait ops handed to the engine.
+ * The progress ltask.
  *
  * The task is submitted when the first tracked request or wait op appears
  * and completes itself when none is left, so an MPI process with nothing
@@ -9,55 +9,10 @@
  */
 #include "mpi_internal.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
-static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct waitop *wait_head;   /* protected by wait_lock */
-static _Atomic int nwaitops;
 static _Atomic int task_active;
-
-bool waitops_empty(void) { return atomic_load(&nwaitops) == 0; }
-
-static void unlink_op(struct waitop *op)
-{
-	if (op->prev)
-		op->prev->next = op->next;
-	else
-		wait_head = op->next;
-	if (op->next)
-		op->next->prev = op->prev;
-	atomic_fetch_sub(&nwaitops, 1);
-}
-
-unsigned waitops_serve(void)
-{
-	if (waitops_empty())
-		return 0;
-	/* A waiter registering holds the lock for a few instructions; skip
-	 * this round rather than block inside an ltask. */
-	if (pthread_mutex_trylock(&wait_lock))
-		return 0;
-	struct waitop *done = NULL;
-	for (struct waitop *op = wait_head, *next; op; op = next) {
-		next = op->next;
-		if (!waitop_test(op))
-			continue;
-		unlink_op(op);
-		op->next = done;
-		done = op;
-	}
-	pthread_mutex_unlock(&wait_lock);
-	unsigned work = 0;
-	while (done) {
-		struct waitop *next = done->next;
-		piano_cond_signal(&done->cond, 1); /* last access: the waiter owns it again */
-		done = next;
-		work++;
-	}
-	return work;
-}
 
 static uint64_t now_ns(void)
 {
@@ -123,11 +78,15 @@ static unsigned timed_progress(void)
 {
 	uint64_t t0 = now_ns();
 	unsigned work;
-	if (waitops_empty()) {
-		progress_poke();
-		work = 0;
-	} else {
+	if (!waitops_empty()) {
 		work = waitops_serve();
+	} else {
+		/* A thread waiting alone in the MPI's own wait drives it; a
+		 * second poller would only contend with it (MPICH's global
+		 * lock) and make that wait slower than without piano. */
+		if (!waiter_native())
+			progress_poke();
+		work = 0;
 	}
 	return work + call_was_busy(now_ns() - t0);
 }
@@ -219,79 +178,4 @@ void progress_shutdown(void)
 		piano_ltask_wait(pmpi_g.progress);
 	piano_ltask_destroy(pmpi_g.progress);
 	pmpi_g.progress = NULL;
-}
-
-/* -------------------------------------------------------------- wait ops */
-
-int waitop_test(struct waitop *op)
-{
-	int flag = 0;
-	switch (op->kind) {
-	case WAIT_ONE:
-		op->rc = PMPI_Test(&op->reqs[0], &flag, op->statuses);
-		break;
-	case WAIT_ANY:
-		op->rc = PMPI_Testany(op->n, op->reqs, op->index, &flag, op->statuses);
-		break;
-	case WAIT_SOME:
-		op->rc = PMPI_Testsome(op->n, op->reqs, op->index, op->indices, op->statuses);
-		flag = *op->index != 0;
-		break;
-	case WAIT_ALL:
-		op->rc = PMPI_Testall(op->n, op->reqs, &flag, op->statuses);
-		break;
-	}
-	return flag || op->rc != MPI_SUCCESS;
-}
-
-/* Threads inside waitop_delegate(); the first one spins natively. */
-static _Atomic int nwaiting;
-
-static bool spin_natively(struct waitop *op)
-{
-	uint64_t end = now_ns() + pmpi_g.spin_ns;
-	do
-		if (waitop_test(op))
-			return true;
-	while (now_ns() < end);
-	return false;
-}
-
-int waitop_delegate(struct waitop *op)
-{
-	if (waitop_test(op))
-		return op->rc;
-	/* Alone: poll the MPI ourselves, as the MPI's own wait would: no
-	 * engine on the latency path of a single-threaded ping-pong. With
-	 * other waiters around, hand over at once so that N waiting threads
-	 * cost one poller. */
-	bool alone = atomic_fetch_add(&nwaiting, 1) == 0;
-	if (alone && spin_natively(op)) {
-		atomic_fetch_sub(&nwaiting, 1);
-		return op->rc;
-	}
-	atomic_fetch_add(&pmpi_g.delegated_waits, 1);
-	piano_cond_init(&op->cond, 0);
-	pthread_mutex_lock(&wait_lock);
-	op->prev = NULL;
-	op->next = wait_head;
-	if (wait_head)
-		wait_head->prev = op;
-	wait_head = op;
-	atomic_fetch_add(&nwaitops, 1);
-	pthread_mutex_unlock(&wait_lock);
-	progress_kick();
-	/* Polls through the engine (the progress task tests op), then blocks;
-	 * a lone waiter has spun for PIANO_SPIN_US already and blocks at once.
-	 * Spinning twice as long kept its core from the thread it had just
-	 * answered: the kernel wakes that thread on its previous core (it does
-	 * not look for an idle one while idle threads keep both busy), where
-	 * it waited for the spin to end (trace: ~100 us of a 4-byte ping-pong). */
-	int rc = alone ? piano_cond_wait_spin(&op->cond, 1, 0) : piano_cond_wait(&op->cond, 1);
-	atomic_fetch_sub(&nwaiting, 1);
-	if (rc) {
-		pmpi_warn("wait failed: %s", piano_strerror(rc));
-		return MPI_ERR_OTHER;
-	}
-	return op->rc;
 }

@@ -167,3 +167,36 @@ void track_completed(const MPI_Request *before, int n, const int *done_idx, int 
 			track_done(before[i]);
 	}
 }
+
+void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
+                  const MPI_Status *statuses)
+{
+	pthread_mutex_lock(&track_lock);
+	for (int i = 0; i < n; i++) {
+		if (before[i] == MPI_REQUEST_NULL)
+			continue;
+		struct entry *e = find(key_of(before[i]));
+		if (!e)
+			continue;
+		if (after[i] == MPI_REQUEST_NULL || !e->persistent) {
+			/* A non-persistent handle left as it was is a request
+			 * the call did not complete (MPI_ERR_PENDING). */
+			if (after[i] == MPI_REQUEST_NULL) {
+				if (e->active)
+					atomic_fetch_sub(&pending, 1);
+				erase(e);
+			}
+			continue;
+		}
+		/* Persistent: completed unless its status says pending. Without
+		 * statuses, inactive: at worst a request still in flight loses
+		 * background progress until its next wait, which the engine's
+		 * never stopping would not be worth. */
+		if (statuses && statuses[i].MPI_ERROR == MPI_ERR_PENDING)
+			continue;
+		if (e->active)
+			atomic_fetch_sub(&pending, 1);
+		e->active = 0;
+	}
+	pthread_mutex_unlock(&track_lock);
+}

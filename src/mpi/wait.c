@@ -1,19 +1,13 @@
 /*
- * Completion calls. Wait* calls are handed to the engine (waitop_delegate)
- * when background progress is on: the calling thread polls through the
- * engine, then blocks on a piano_cond, while the progress task tests the
- * requests on its behalf. Test* calls run in the caller's thread. Either
- * way, the tracking table learns which requests completed.
+ * Completion calls. Wait* calls wait natively or are delegated to the engine
+ * (waitop.c); Test* calls are the MPI's own. Either way the MPI's own call
+ * completes the requests in the caller's thread, and the tracking table
+ * learns which tracked requests it completed.
  */
 #include "mpi_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static bool delegate_ok(void)
-{
-	return pmpi_g.threaded && !piano_ltask_current();
-}
 
 /* Copy of the handles before a completion call, to know afterwards which
  * tracked requests it completed (completion overwrites them). */
@@ -22,30 +16,44 @@ struct saved {
 	MPI_Request *v;
 };
 
-static const MPI_Request *save(struct saved *s, const MPI_Request *reqs, int n)
+static void save(struct saved *s, const MPI_Request *reqs, int n)
 {
 	s->v = NULL;
 	if (n <= 0 || !atomic_load_explicit(&pmpi_g.tracked, memory_order_relaxed))
-		return NULL;
+		return;
 	s->v = n <= 16 ? s->small : malloc((size_t)n * sizeof(MPI_Request));
 	if (s->v)
 		memcpy(s->v, reqs, (size_t)n * sizeof(MPI_Request));
-	return s->v;
+	else
+		pmpi_warn("out of memory: completions of %d requests not tracked", n);
 }
 
-static void done(struct saved *s, int n, const int *idx, int nidx)
+/*
+ * Tells the tracking table what the call completed: on success the
+ * completed indices (idx, nidx; idx NULL means 0..nidx-1), on error whatever
+ * the handles and statuses show (track_settle). `statuses` is the caller's
+ * array indexed like the requests, or NULL.
+ */
+static void settle(struct saved *s, int rc, const MPI_Request *after, int n, const int *idx,
+                   int nidx, const MPI_Status *statuses)
 {
-	if (s->v) {
+	if (!s->v)
+		return;
+	if (rc == MPI_SUCCESS)
 		track_completed(s->v, n, idx, nidx);
-		if (s->v != s->small)
-			free(s->v);
-	}
+	else
+		track_settle(s->v, after, n, statuses);
+	if (s->v != s->small)
+		free(s->v);
 }
 
-static void release(struct saved *s)
+/* A completion count read from the call's outputs, which are only defined
+ * when it succeeded (settle() ignores it otherwise). */
+#define ok_count(rc, expr) ((rc) == MPI_SUCCESS ? (int)(expr) : 0)
+
+static const MPI_Status *by_index(MPI_Status *statuses)
 {
-	if (s->v && s->v != s->small)
-		free(s->v);
+	return statuses == MPI_STATUSES_IGNORE ? NULL : statuses;
 }
 
 PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
@@ -53,9 +61,11 @@ PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	pmpi_ensure();
 	struct saved s;
 	save(&s, req, 1);
-	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req, .statuses = status };
-	int rc = delegate_ok() ? waitop_delegate(&op) : PMPI_Wait(req, status);
-	done(&s, 1, NULL, 1);
+	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req };
+	enum wait_mode mode = wait_enter(&op);
+	int rc = PMPI_Wait(req, status);
+	wait_leave(mode);
+	settle(&s, rc, req, 1, NULL, 1, NULL);
 	return rc;
 }
 
@@ -64,12 +74,11 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
-	struct waitop op = { .kind = WAIT_ALL, .n = n, .reqs = reqs, .statuses = statuses };
-	int rc = delegate_ok() ? waitop_delegate(&op) : PMPI_Waitall(n, reqs, statuses);
-	if (rc == MPI_SUCCESS)
-		done(&s, n, NULL, n);
-	else
-		release(&s); /* errors: leave the entries, a reused handle resets them */
+	struct waitop op = { .kind = WAIT_ALL, .n = n, .reqs = reqs };
+	enum wait_mode mode = wait_enter(&op);
+	int rc = PMPI_Waitall(n, reqs, statuses);
+	wait_leave(mode);
+	settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 	return rc;
 }
 
@@ -78,10 +87,11 @@ PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *s
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
-	struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs, .statuses = status,
-	                     .index = index };
-	int rc = delegate_ok() ? waitop_delegate(&op) : PMPI_Waitany(n, reqs, index, status);
-	done(&s, n, index, *index == MPI_UNDEFINED ? 0 : 1);
+	struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
+	enum wait_mode mode = wait_enter(&op);
+	int rc = PMPI_Waitany(n, reqs, index, status);
+	wait_leave(mode);
+	settle(&s, rc, reqs, n, index, ok_count(rc, *index != MPI_UNDEFINED), NULL);
 	return rc;
 }
 
@@ -91,10 +101,11 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
-	struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs, .statuses = statuses,
-	                     .index = outcount, .indices = indices };
-	int rc = delegate_ok() ? waitop_delegate(&op) : PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-	done(&s, n, indices, *outcount == MPI_UNDEFINED ? 0 : *outcount);
+	struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
+	enum wait_mode mode = wait_enter(&op);
+	int rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+	wait_leave(mode);
+	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount), NULL);
 	return rc;
 }
 
@@ -104,7 +115,7 @@ PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	struct saved s;
 	save(&s, req, 1);
 	int rc = PMPI_Test(req, flag, status);
-	done(&s, 1, NULL, *flag ? 1 : 0);
+	settle(&s, rc, req, 1, NULL, ok_count(rc, *flag != 0), NULL);
 	return rc;
 }
 
@@ -114,7 +125,7 @@ PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sta
 	struct saved s;
 	save(&s, reqs, n);
 	int rc = PMPI_Testall(n, reqs, flag, statuses);
-	done(&s, n, NULL, (rc == MPI_SUCCESS && *flag) ? n : 0);
+	settle(&s, rc, reqs, n, NULL, ok_count(rc, *flag ? n : 0), by_index(statuses));
 	return rc;
 }
 
@@ -125,7 +136,7 @@ PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
 	struct saved s;
 	save(&s, reqs, n);
 	int rc = PMPI_Testany(n, reqs, index, flag, status);
-	done(&s, n, index, (*flag && *index != MPI_UNDEFINED) ? 1 : 0);
+	settle(&s, rc, reqs, n, index, ok_count(rc, *flag && *index != MPI_UNDEFINED), NULL);
 	return rc;
 }
 
@@ -136,7 +147,7 @@ PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indic
 	struct saved s;
 	save(&s, reqs, n);
 	int rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
-	done(&s, n, indices, *outcount == MPI_UNDEFINED ? 0 : *outcount);
+	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount), NULL);
 	return rc;
 }
 
