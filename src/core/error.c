@@ -1,8 +1,11 @@
 /* Error strings and diagnostics. */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 PIANO_API const char *piano_strerror(int err)
 {
@@ -24,12 +27,42 @@ PIANO_API const char *piano_strerror(int err)
 	}
 }
 
+/* Written once by warn_set_tag() before any thread of piano's may warn
+ * (the MPI layer sets it before piano_init); read-only afterwards. */
+static char warn_tag[48];
+
+void warn_set_tag(const char *tag)
+{
+	snprintf(warn_tag, sizeof(warn_tag), "%s", tag ? tag : "");
+}
+
+void warn_v(const char *who, const char *fmt, va_list ap)
+{
+	/* One write(2) per line: the lines of several ranks or threads sharing
+	 * a terminal or a launcher's pipe interleave whole, never mid-line. */
+	char line[1024];
+	int n = snprintf(line, sizeof(line), warn_tag[0] ? "%s (%s): " : "%s: ", who, warn_tag);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	int m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	size_t len = m < 0 ? (size_t)n : (size_t)n + (size_t)m;
+	if (len > sizeof(line) - 2)
+		len = sizeof(line) - 2; /* truncated: still one line */
+	line[len++] = '\n';
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(STDERR_FILENO, line + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		off += (size_t)w;
+	}
+}
+
 void piano_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("piano: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	warn_v("piano", fmt, ap);
 	va_end(ap);
 }

@@ -220,6 +220,6 @@ void stats_free_all(struct piano_engine *e);
 /* spin_us < 0: PIANO_SPIN_US. */
 int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue, long spin_us);
 
-void piano_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include "warn.h"
 
 #endif

@@ -274,7 +274,9 @@ static int idle_start(struct piano_engine *e)
 		int rc = idle_prepare(e, &its[k], obj);
 		if (rc)
 			return rc;
-		if (pthread_create(&its[k].tid, NULL, idle_main, &its[k])) {
+		int err = pthread_create(&its[k].tid, NULL, idle_main, &its[k]);
+		if (err) {
+			piano_warn("cannot create an idle thread: %s", strerror(err));
 			free(its[k].down);
 			return PIANO_ESYS;
 		}
@@ -453,8 +455,11 @@ static int helpers_start(struct piano_engine *e)
 	if (!h->threads)
 		return PIANO_ENOMEM;
 	for (int i = 0; i < n; i++) {
-		if (pthread_create(&h->threads[i], NULL, helper_main, e))
+		int err = pthread_create(&h->threads[i], NULL, helper_main, e);
+		if (err) {
+			piano_warn("cannot create a blocking helper thread: %s", strerror(err));
 			return PIANO_ESYS;
+		}
 		h->nthreads++;
 		atomic_fetch_add(&h->nfree, 1);
 	}
@@ -472,10 +477,13 @@ int threads_start(struct piano_engine *e)
 		return 0;
 	int rc = idle_start(e);
 	if (!rc && e->cfg.timer_period_us > 0) {
-		if (pthread_create(&e->timer_thread, NULL, timer_main, e))
+		int err = pthread_create(&e->timer_thread, NULL, timer_main, e);
+		if (err) {
+			piano_warn("cannot create the timer thread: %s", strerror(err));
 			rc = PIANO_ESYS;
-		else
+		} else {
 			e->has_timer = 1;
+		}
 	}
 	if (!rc)
 		rc = helpers_start(e);

@@ -133,7 +133,9 @@ static int map_cpus(struct piano_engine *e)
 	return 0;
 }
 
-/* PIANO_BIND_CPUS must name at least one CPU of this machine. */
+/* PIANO_BIND_CPUS may only name CPUs of this machine: a CPU it does not
+ * have is a typo or a list meant for another node, not something to drop
+ * quietly. */
 static int bind_set_build(struct piano_engine *e)
 {
 	if (!e->cfg.bind_cpus[0])
@@ -143,12 +145,17 @@ static int bind_set_build(struct piano_engine *e)
 	if (!e->bind_set)
 		return PIANO_ENOMEM;
 	hwloc_bitmap_list_sscanf(e->bind_set, e->cfg.bind_cpus);
-	hwloc_bitmap_and(e->bind_set, e->bind_set, all);
-	if (hwloc_bitmap_iszero(e->bind_set)) {
-		char buf[128];
-		hwloc_bitmap_list_snprintf(buf, sizeof(buf), all);
-		piano_warn("invalid PIANO_BIND_CPUS='%s': no CPU of this machine (CPUs %s)",
-		           e->cfg.bind_cpus, buf);
+	if (!hwloc_bitmap_isincluded(e->bind_set, all)) {
+		char have[128], bad[128];
+		hwloc_bitmap_t extra = hwloc_bitmap_alloc();
+		if (!extra)
+			return PIANO_ENOMEM;
+		hwloc_bitmap_andnot(extra, e->bind_set, all);
+		hwloc_bitmap_list_snprintf(bad, sizeof(bad), extra);
+		hwloc_bitmap_list_snprintf(have, sizeof(have), all);
+		hwloc_bitmap_free(extra);
+		piano_warn("invalid PIANO_BIND_CPUS='%s': CPUs %s are not on this machine "
+		           "(it has CPUs %s)", e->cfg.bind_cpus, bad, have);
 		return PIANO_ECONFIG;
 	}
 	return 0;

@@ -24,9 +24,7 @@ void pmpi_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("piano-mpi: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	warn_v("piano-mpi", fmt, ap);
 	va_end(ap);
 }
 
@@ -181,13 +179,18 @@ static void placement(void)
 	}
 	memcpy(elem, start, len);
 	elem[len] = '\0';
-	pmpi_warn_hint = "PIANO_BIND_CPUS came from PIANO_MPI_CPU_LIST for this local rank";
+	pmpi_warn_hint = "; PIANO_BIND_CPUS came from PIANO_MPI_CPU_LIST for this local rank";
 	setenv("PIANO_BIND_CPUS", elem, 1); /* piano_init validates it */
 }
 
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
 static void setup(int real)
 {
+	int rank = 0;
+	char tag[32];
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	snprintf(tag, sizeof(tag), "rank %d", rank);
+	warn_set_tag(tag); /* before piano_init starts any thread */
 	local_rank();
 	placement();
 	if (real < MPI_THREAD_MULTIPLE) {
@@ -197,9 +200,19 @@ static void setup(int real)
 		setenv("PIANO_PROGRESSION", "0", 1);
 	}
 	int rc = piano_init();
+	if (rc == PIANO_ESYS && real == MPI_THREAD_MULTIPLE) {
+		/* Threads could not be created (process limit, memory): the
+		 * application still runs correctly with explicit polling. */
+		pmpi_warn("cannot start piano's threads (%s, reported above): piano runs in "
+		          "explicit-polling mode, without background progress",
+		          piano_strerror(rc));
+		setenv("PIANO_PROGRESSION", "0", 1);
+		rc = piano_init();
+	}
 	if (rc) {
-		pmpi_warn("piano_init failed: %s; aborting (fix the setting reported above) %s",
-		          piano_strerror(rc), pmpi_warn_hint);
+		pmpi_warn("piano_init failed: %s; aborting%s%s", piano_strerror(rc),
+		          rc == PIANO_ECONFIG ? " (fix the setting reported above)" : "",
+		          pmpi_warn_hint);
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	int nidle = 0, ntimer = 0;

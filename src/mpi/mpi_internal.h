@@ -16,6 +16,8 @@
 #include <mpi.h>
 #include <piano/piano.h>
 
+#include "warn.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -61,9 +61,9 @@ static const struct var vars[] = {
 	  { "-1", "3600001", "5x", "abc", NULL },
 	  { "0", "3600000", NULL } },
 	{ "PIANO_STATS", "0", { "2", "-1", "on", "0x", NULL }, { "0", "1", NULL } },
-	/* docs/configuration.md: an hwloc CPU list naming at least one CPU of
-	 * the machine (default empty) */
-	{ "PIANO_BIND_CPUS", "", { "abc", "0-x", "4096", NULL }, { "0", NULL } },
+	/* docs/configuration.md: an hwloc CPU list of CPUs of the machine
+	 * (default empty); one CPU it does not have is an error too */
+	{ "PIANO_BIND_CPUS", "", { "abc", "0-x", "4096", "0,4096", "0-1000000", NULL }, { "0", NULL } },
 };
 #define NV ((int)(sizeof vars / sizeof vars[0]))
 

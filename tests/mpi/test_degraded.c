@@ -1,7 +1,10 @@
 /*
- * An MPI that does not give MPI_THREAD_MULTIPLE (simulated with
- * PIANO_MPI_THREAD_LEVEL=serialized): piano must say so once on stderr,
- * start no thread (explicit-polling mode), and keep MPI working.
+ * piano without its threads must say so once on stderr (a line tagged with
+ * the rank), start no thread (explicit-polling mode), and keep MPI working:
+ *   level      an MPI that does not give MPI_THREAD_MULTIPLE (simulated
+ *              with PIANO_MPI_THREAD_LEVEL=serialized);
+ *   nothreads  threads cannot be created (fail_threads.so preloaded by
+ *              CTest): piano degrades instead of aborting the job.
  */
 #include "mpitest.h"
 
@@ -32,14 +35,16 @@ static int count_piano_threads(void)
 
 int main(int argc, char **argv)
 {
-	setenv("PIANO_MPI_THREAD_LEVEL", "serialized", 1);
+	int level = argc < 2 || strcmp(argv[1], "nothreads") != 0;
+	if (level)
+		setenv("PIANO_MPI_THREAD_LEVEL", "serialized", 1);
 	/* Capture what MPI_Init_thread prints on stderr. */
 	char path[] = "/tmp/piano-degraded-XXXXXX";
 	int fd = mkstemp(path), saved = dup(2);
 	if (fd < 0 || saved < 0 || dup2(fd, 2) < 0)
 		return 1;
 	int provided, rank;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+	MPI_Init_thread(&argc, &argv, level ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
 	fflush(stderr);
 	dup2(saved, 2);
 	char log[4096] = "";
@@ -52,7 +57,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rank %d: no warning on stderr; got: '%s'\n", rank, log);
 	CHECK(strstr(log, "explicit-polling mode") != NULL);
 	CHECK(strstr(strstr(log, "explicit-polling mode") + 1, "explicit-polling mode") == NULL);
-	CHECK(provided == MPI_THREAD_SINGLE);
+	CHECK(strstr(log, "(rank ") != NULL);
+	CHECK(provided == (level ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE));
 	CHECK(count_piano_threads() == 0);
 
 	char *buf = malloc(LEN);
@@ -68,7 +74,8 @@ int main(int argc, char **argv)
 		CHECK(buf[0] == 'd' && buf[LEN - 1] == 'd');
 	free(buf);
 	if (rank == 0)
-		printf("degraded: warned once, no piano thread, traffic works\n");
+		printf("degraded (%s): warned once, no piano thread, traffic works\n",
+		       level ? "level" : "nothreads");
 	MPI_Finalize();
 	return 0;
 }
