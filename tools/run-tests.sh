@@ -6,7 +6,8 @@
 # On Debian 12 (as root, or with sudo): installs the missing packages with
 # apt-get (tools/deps.sh), then
 #   1. builds with gcc, RelWithDebInfo, -Werror into build/ and runs
-#      ctest --test-dir build --output-on-failure -j2
+#      ctest --test-dir build --output-on-failure -j2 (all but the tests
+#      labelled "stress"), then the stress tests (ctest -L stress);
 #   2. builds the core with clang and ThreadSanitizer, -Werror, into
 #      build-tsan/ (no benchmarks, no MPI) and runs its `core` tests with
 #      PIANO_TEST_SCALE=small;
@@ -20,6 +21,7 @@
 #   CTEST_ARGS       extra arguments for both ctest runs (e.g. "-R ltask")
 #   PIANO_SKIP_TSAN  1 = skip the ThreadSanitizer stage
 #   PIANO_SKIP_ASAN  1 = skip the AddressSanitizer stage
+#   PIANO_SKIP_STRESS 1 = skip the stress tests (minutes)
 #   PIANO_SKIP_DEPS  1 = do not install packages
 #   TSAN_OPTIONS     appended to halt_on_error=1:second_deadlock_stack=1
 set -euo pipefail
@@ -77,12 +79,23 @@ piano_banner "piano: gcc build (RelWithDebInfo, -Werror) -> build/"
 main_built=0
 step "gcc build (build/)" piano_build_main && main_built=1
 
-piano_banner "piano: tests (ctest --test-dir build)"
+piano_banner "piano: tests (ctest --test-dir build, all but the stress tests)"
 if ((main_built)); then
 	step "ctest (build/)" ctest --test-dir build --output-on-failure -j2 --no-tests=error \
-		"${ctest_extra[@]}" || true
+		-LE '^stress$' "${ctest_extra[@]}" || true
 else
 	skip "ctest (build/)" "build failed"
+fi
+
+# Minutes of traffic, faults and oversubscription, native vs piano.
+if [[ "${PIANO_SKIP_STRESS:-0}" == 1 ]]; then
+	skip "stress tests" "PIANO_SKIP_STRESS=1"
+elif ((main_built)); then
+	piano_banner "piano: stress tests (ctest --test-dir build -L stress)"
+	step "ctest -L stress (build/)" ctest --test-dir build --output-on-failure \
+		--no-tests=error -L '^stress$' "${ctest_extra[@]}" || true
+else
+	skip "ctest -L stress (build/)" "build failed"
 fi
 
 # ------------------------------------------------------ ThreadSanitizer

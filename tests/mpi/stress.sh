@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs test_stress natively, then under piano, with the same launcher and
+# arguments; both must pass (no loss, no corruption, bounded RSS), and
+# piano's message rate must be at least half the native one.
+# usage: stress.sh PIANO_RUN LAUNCHER... -- EXE ARGS...
+set -euo pipefail
+if (($# < 4)); then
+	echo "usage: stress.sh PIANO_RUN LAUNCHER... -- EXE ARGS..." >&2
+	exit 2
+fi
+piano_run=$1
+shift
+launch=()
+while (($#)) && [[ $1 != -- ]]; do
+	launch+=("$1")
+	shift
+done
+shift || { echo "stress.sh: missing -- before the program" >&2; exit 2; }
+
+rate() { sed -n 's/.*rate \([0-9]*\) msg\/s.*/\1/p' <<<"$1" | tail -n1; }
+
+run() {
+	local out rc=0
+	out=$("${launch[@]}" "$@" 2>&1) || rc=$?
+	printf '%s\n' "$out" >&2
+	if ((rc == 77)); then
+		exit 77
+	elif ((rc != 0)); then
+		echo "stress.sh: '${launch[*]} $*' failed (exit $rc)" >&2
+		exit 1
+	fi
+	rate "$out"
+}
+
+native=$(run "$@")
+piano=$(run "$piano_run" "$@")
+if [[ -z $native || -z $piano ]]; then
+	echo "stress.sh: no rate in the output" >&2
+	exit 1
+fi
+echo "stress: native $native msg/s, piano $piano msg/s"
+if ((2 * piano < native)); then
+	echo "stress: piano's rate is below half the native one" >&2
+	exit 1
+fi
+echo "stress: passed"
