@@ -61,6 +61,14 @@ void track_done(MPI_Request req);
 /* The request was freed by the application. */
 void track_forget(MPI_Request req);
 bool track_contains(MPI_Request req);
+/* A request of a kind piano leaves to the MPI (generalized, one-sided,
+ * partitioned, file): never counted pending, and a wait that includes one
+ * is the MPI's own, in the caller's thread (the engine would run a
+ * generalized request's query function, or drive a module that is not safe
+ * against the application's concurrent calls). Forgotten like the others
+ * when it completes. */
+void track_foreign(MPI_Request req, bool persistent);
+bool track_any_foreign(const MPI_Request *reqs, int n);
 long track_pending(void);
 
 /* One progress call of the MPI that touches no application request:
@@ -84,7 +92,8 @@ enum waitop_kind { WAIT_ONE, WAIT_ANY, WAIT_SOME, WAIT_ALL };
  * three ways (waitop.c):
  * - plain: no background progress, or called from inside an ltask: the
  *   MPI's own call, nothing counted;
- * - native: no other thread is waiting: the MPI's own call, exactly as
+ * - native: no other thread is waiting, or one of the requests is of a kind
+ *   piano leaves to the MPI (track_foreign): the MPI's own call, exactly as
  *   without piano (cost, errors, which thread runs the error handler), and
  *   the progress task stands back meanwhile (the waiter drives the MPI);
  * - delegated: other threads already wait: the thread registers a wait op
@@ -107,7 +116,8 @@ struct waitop {
 	enum waitop_kind kind;
 	int n;
 	const MPI_Request *reqs;
-	int first_open;        /* WAIT_ALL: requests before it are finished */
+	int first_open;        /* WAIT_ALL: requests before it are finished (the
+	                        * waiter's until linked, then under the list lock) */
 	bool linked;
 	piano_cond_t cond;
 	struct waitop *next, *prev;

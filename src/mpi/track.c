@@ -14,12 +14,14 @@
 struct entry {
 	uint64_t key;
 	uint8_t used, persistent, active;
+	uint8_t foreign; /* a kind piano leaves to the MPI (track_foreign) */
 };
 
 static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *tab;   /* protected by track_lock */
 static size_t cap, count;   /* protected by track_lock */
 static _Atomic long pending;
+static _Atomic long nforeign; /* foreign entries: a lock-free "none" check */
 
 static uint64_t key_of(MPI_Request r)
 {
@@ -71,6 +73,8 @@ static int grow(void)
 /* Linear probing with backward-shift deletion (no tombstones). */
 static void erase(struct entry *e)
 {
+	if (e->foreign)
+		atomic_fetch_sub(&nforeign, 1);
 	size_t i = (size_t)(e - tab);
 	for (size_t j = (i + 1) & (cap - 1); tab[j].used; j = (j + 1) & (cap - 1)) {
 		size_t home = slot_of(tab[j].key, cap - 1);
@@ -85,28 +89,42 @@ static void erase(struct entry *e)
 	count--;
 }
 
+/* The entry of k, created if needed (NULL when out of memory). Called with
+ * track_lock held. A handle the MPI reuses keeps its slot: what the entry
+ * said of the old request is undone. */
+static struct entry *entry_for(uint64_t k)
+{
+	struct entry *e = find(k);
+	if (e) {
+		if (e->active)
+			atomic_fetch_sub(&pending, 1); /* stale entry of a reused handle */
+		if (e->foreign)
+			atomic_fetch_sub(&nforeign, 1);
+		e->active = e->foreign = 0;
+		return e;
+	}
+	if ((count + 1) * 2 > cap && grow() < 0)
+		return NULL;
+	size_t i = slot_of(k, cap - 1);
+	while (tab[i].used)
+		i = (i + 1) & (cap - 1);
+	e = &tab[i];
+	e->used = 1;
+	e->key = k;
+	count++;
+	return e;
+}
+
 void track_add(MPI_Request req, bool persistent, bool active)
 {
 	if (req == MPI_REQUEST_NULL)
 		return;
-	uint64_t k = key_of(req);
 	pthread_mutex_lock(&track_lock);
-	struct entry *e = find(k);
+	struct entry *e = entry_for(key_of(req));
 	if (!e) {
-		if ((count + 1) * 2 > cap && grow() < 0) {
-			pthread_mutex_unlock(&track_lock);
-			pmpi_warn("out of memory: request not tracked (no background progress for it)");
-			return;
-		}
-		size_t i = slot_of(k, cap - 1);
-		while (tab[i].used)
-			i = (i + 1) & (cap - 1);
-		e = &tab[i];
-		e->used = 1;
-		e->key = k;
-		count++;
-	} else if (e->active) {
-		atomic_fetch_sub(&pending, 1); /* stale entry of a reused handle */
+		pthread_mutex_unlock(&track_lock);
+		pmpi_warn("out of memory: request not tracked (no background progress for it)");
+		return;
 	}
 	e->persistent = persistent;
 	e->active = active;
@@ -116,12 +134,46 @@ void track_add(MPI_Request req, bool persistent, bool active)
 		progress_kick();
 }
 
+void track_foreign(MPI_Request req, bool persistent)
+{
+	if (req == MPI_REQUEST_NULL)
+		return;
+	pthread_mutex_lock(&track_lock);
+	struct entry *e = entry_for(key_of(req));
+	if (e) {
+		e->persistent = persistent;
+		e->foreign = 1;
+		atomic_fetch_add(&nforeign, 1);
+	}
+	pthread_mutex_unlock(&track_lock);
+	if (!e)
+		pmpi_warn("out of memory: a %s request may be waited for through the engine",
+		          "generalized, one-sided or partitioned");
+	/* Counted with the tracked ones: completion calls then look at the
+	 * table and forget the entry when the request completes. */
+	atomic_fetch_add(&pmpi_g.tracked, 1);
+}
+
+bool track_any_foreign(const MPI_Request *reqs, int n)
+{
+	if (!atomic_load(&nforeign))
+		return false;
+	bool found = false;
+	pthread_mutex_lock(&track_lock);
+	for (int i = 0; i < n && !found; i++) {
+		struct entry *e = reqs[i] == MPI_REQUEST_NULL ? NULL : find(key_of(reqs[i]));
+		found = e && e->foreign;
+	}
+	pthread_mutex_unlock(&track_lock);
+	return found;
+}
+
 void track_start(MPI_Request req)
 {
 	bool kick = false;
 	pthread_mutex_lock(&track_lock);
 	struct entry *e = find(key_of(req));
-	if (e && !e->active) {
+	if (e && !e->active && !e->foreign) {
 		e->active = 1;
 		kick = atomic_fetch_add(&pending, 1) == 0;
 	}

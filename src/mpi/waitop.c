@@ -140,7 +140,8 @@ enum wait_mode wait_enter(struct waitop *op)
 {
 	if (!pmpi_g.threaded || piano_ltask_current())
 		return WAIT_PLAIN;
-	if (atomic_fetch_add(&nwaiting, 1) == 0) {
+	/* Requests of kinds piano leaves alone are waited for natively too. */
+	if (atomic_fetch_add(&nwaiting, 1) == 0 || track_any_foreign(op->reqs, op->n)) {
 		atomic_fetch_add(&nnative, 1);
 		return WAIT_NATIVE;
 	}

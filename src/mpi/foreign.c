@@ -1,0 +1,95 @@
+/*
+ * Calls that create requests piano leaves to the MPI (track_foreign):
+ * generalized requests (their query function must run in the application's
+ * completion call), request-based one-sided operations and partitioned
+ * requests. The request is recorded so that a wait including it is never
+ * delegated to the engine; nothing else changes.
+ */
+#include "mpi_internal.h"
+
+static int foreign(int rc, MPI_Request *req, bool persistent)
+{
+	if (rc == MPI_SUCCESS && pmpi_g.threaded)
+		track_foreign(*req, persistent);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                                   MPI_Grequest_free_function *free_fn,
+                                   MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                                   MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request),
+	               request, false);
+}
+
+PMPI_EXPORT int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank,
+	                         target_disp, target_count, target_datatype, win, request),
+	               request, false);
+}
+
+PMPI_EXPORT int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank,
+	                         target_disp, target_count, target_datatype, win, request),
+	               request, false);
+}
+
+PMPI_EXPORT int MPI_Raccumulate(const void *origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, int target_rank,
+                                MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
+	                                target_disp, target_count, target_datatype, op, win,
+	                                request),
+	               request, false);
+}
+
+PMPI_EXPORT int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, void *result_addr,
+                                    int result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                    MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype,
+	                                    result_addr, result_count, result_datatype,
+	                                    target_rank, target_disp, target_count,
+	                                    target_datatype, op, win, request),
+	               request, false);
+}
+
+#if MPI_VERSION >= 4
+PMPI_EXPORT int MPI_Psend_init(const void *buf, int partitions, MPI_Count count,
+                               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                               MPI_Info info, MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info,
+	                               request),
+	               request, true);
+}
+
+PMPI_EXPORT int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                               int source, int tag, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+	pmpi_ensure();
+	return foreign(PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info,
+	                               request),
+	               request, true);
+}
+#endif
