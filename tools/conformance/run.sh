@@ -110,8 +110,8 @@ done
 
 if ((smoke)); then
 	# Quick tests that pass natively on both MPIs; no timing verdicts.
-	only=${only:-'^(pt2pt/anyall|pt2pt/rqstatus|coll/allred|coll/nonblocking|threads/pt2pt/threaded_sr|mpi4py/test_p2p_obj)$'}
-	dirs=pt2pt,coll,threads/pt2pt
+	only=${only:-'^(pt2pt/sendrecv2|pt2pt/mprobe|coll/nonblocking|errhan/predef_eh#2|threads/pt2pt/sendselfth|mpi4py/test_request)$'}
+	dirs=pt2pt,coll,errhan,threads/pt2pt
 	retries=0
 fi
 
