@@ -220,9 +220,9 @@ now_us() {
 run_one() {
 	local log=$1 limit=$2 mpi=$3 np=$4 mode=$5 cwd=$6
 	shift 6
-	local envs=()
+	local envv=()
 	while [[ $1 != -- ]]; do
-		envs+=("$1")
+		envv+=("$1")
 		shift
 	done
 	shift
@@ -239,12 +239,12 @@ run_one() {
 	esac
 	{
 		echo "# cd $cwd"
-		echo "# ${envs[*]} ${launch[*]} $*"
+		echo "# ${envv[*]} ${launch[*]} $*"
 	} >"$log"
 	local t0 t1
 	t0=$(now_us)
 	rc=0
-	(cd "$cwd" && exec env PIANO_CONFORMANCE_TAG="$tag" "${envs[@]}" \
+	(cd "$cwd" && exec env PIANO_CONFORMANCE_TAG="$tag" "${envv[@]}" \
 		timeout -k 5 "$limit" "${launch[@]}" "$@") >>"$log" 2>&1 </dev/null || rc=$?
 	t1=$(now_us)
 	kill_tagged
@@ -303,7 +303,7 @@ piano_limit() {
 compare() {
 	local id=$1 mpi=$2 np=$3 limit=$4
 	shift 4
-	local logbase=$out/logs/$mpi/$id note= nres ns pres ps verdict try
+	local logbase=$out/logs/$mpi/$id note='' nres ns pres ps verdict try
 	logbase=${logbase//#/.}
 	mkdir -p "$(dirname "$logbase")"
 	"$@" native "$logbase.native.log" "$limit"
