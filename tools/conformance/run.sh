@@ -303,7 +303,7 @@ piano_limit() {
 compare() {
 	local id=$1 mpi=$2 np=$3 limit=$4
 	shift 4
-	local logbase=$out/logs/$mpi/$id note='' nres ns pres ps verdict try
+	local logbase=$out/logs/$mpi/$id note='' nres ns pres ps verdict try bad=''
 	logbase=${logbase//#/.}
 	mkdir -p "$(dirname "$logbase")"
 	"$@" native "$logbase.native.log" "$limit"
@@ -323,10 +323,14 @@ compare() {
 		"$@" native "$logbase.native.$try.log" "$limit"
 		[[ $result == pass ]] && ns=$(awk -v a="$ns" -v b="$secs" 'BEGIN { print (b < a ? b : a) }')
 		"$@" piano "$logbase.piano.$try.log" "$(piano_limit "$limit" "$ns")"
-		[[ $result == pass ]] && ps=$(awk -v a="$ps" -v b="$secs" 'BEGIN { print (b < a ? b : a) }')
+		if [[ $result == pass ]]; then
+			ps=$(awk -v a="$ps" -v b="$secs" 'BEGIN { print (b < a ? b : a) }')
+		else
+			bad="${bad:+$bad, }re-run $try under piano: $result"
+		fi
 		verdict=$(judge "$nres" "$ns" "$pres" "$ps")
 	done
-	((try == 0)) || note="best of $((try + 1)) runs"
+	((try == 0)) || note="best of $((try + 1)) runs${bad:+; $bad}"
 	case $verdict in
 	REGRESSION-fail) note=$(excerpt "$logbase.piano.log") ;;
 	REGRESSION-hang) note="no result in $(piano_limit "$limit" "$ns") s" ;;
