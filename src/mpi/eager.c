@@ -23,35 +23,11 @@ static const char *const cvar_names[] = {
 /* UCX's rendezvous threshold for intra-node transports when "auto". */
 #define UCX_DEFAULT_RNDV_THRESH 8192L
 
-static int read_cvar(int index, MPI_Datatype dt, long *out)
-{
-	MPI_T_cvar_handle h;
-	int cnt = 0;
-	if (MPI_T_cvar_handle_alloc(index, NULL, &h, &cnt) != MPI_SUCCESS)
-		return -1;
-	int rc = -1;
-	union { int i; unsigned u; long l; unsigned long ul; long long ll;
-	        unsigned long long ull; } v;
-	memset(&v, 0, sizeof(v));
-	if (cnt == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
-		rc = 0;
-		if (dt == MPI_INT) *out = v.i;
-		else if (dt == MPI_UNSIGNED) *out = (long)v.u;
-		else if (dt == MPI_LONG) *out = v.l;
-		else if (dt == MPI_UNSIGNED_LONG) *out = (long)v.ul;
-		else if (dt == MPI_LONG_LONG) *out = (long)v.ll;
-		else if (dt == MPI_UNSIGNED_LONG_LONG) *out = (long)v.ull;
-		else rc = -1;
-	}
-	MPI_T_cvar_handle_free(&h);
-	return rc;
-}
-
 static long cvar_min(char *src, size_t srclen)
 {
-	int provided, n = 0;
+	int n = 0;
 	long best = -1;
-	if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+	if (!cvar_available())
 		return -1;
 	MPI_T_cvar_get_num(&n);
 	for (int i = 0; i < n; i++) {
@@ -64,7 +40,7 @@ static long cvar_min(char *src, size_t srclen)
 			continue;
 		for (size_t k = 0; k < sizeof(cvar_names) / sizeof(cvar_names[0]); k++) {
 			long v;
-			if (strcmp(name, cvar_names[k]) || read_cvar(i, dt, &v) || v <= 0)
+			if (strcmp(name, cvar_names[k]) || cvar_read(i, dt, &v) || v <= 0)
 				continue;
 			if (best < 0 || v < best) {
 				best = v;
@@ -72,7 +48,6 @@ static long cvar_min(char *src, size_t srclen)
 			}
 		}
 	}
-	MPI_T_finalize();
 	return best;
 }
 

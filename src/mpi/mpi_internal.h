@@ -155,6 +155,13 @@ void watch_shutdown(void);
 /* ------------------------------------------------------------ misc */
 
 long eager_detect(const char **source);
+/* cvar.c: an integer control variable of the MPI (MPI_T), 0 when read,
+ * between cvar_open() and cvar_close() (set-up only). */
+void cvar_open(void);
+void cvar_close(void);
+bool cvar_available(void);
+int cvar_read(int index, MPI_Datatype dt, long *out);
+int cvar_read_named(const char *name, long *out);
 /* Validated integer environment variable; aborts the job with a message
  * naming the variable and the accepted range when it is invalid. */
 long pmpi_env_long(const char *name, long def, long min, long max, const char *unit);

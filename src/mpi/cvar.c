@@ -1,0 +1,67 @@
+/*
+ * The MPI's control variables through MPI_T: reading one by its index
+ * (eager.c scans them) or by its name, inside one MPI_T session that set-up
+ * opens and closes once (MPICH 4.0.2 crashes in MPI_T_cvar_get_num after a
+ * second MPI_T_init_thread that follows an MPI_T_finalize).
+ */
+#include "mpi_internal.h"
+
+#include <string.h>
+
+int cvar_read(int index, MPI_Datatype dt, long *out)
+{
+	MPI_T_cvar_handle h;
+	int cnt = 0;
+	if (MPI_T_cvar_handle_alloc(index, NULL, &h, &cnt) != MPI_SUCCESS)
+		return -1;
+	int rc = -1;
+	union { int i; unsigned u; long l; unsigned long ul; long long ll;
+	        unsigned long long ull; } v;
+	memset(&v, 0, sizeof(v));
+	if (cnt == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+		rc = 0;
+		if (dt == MPI_INT) *out = v.i;
+		else if (dt == MPI_UNSIGNED) *out = (long)v.u;
+		else if (dt == MPI_LONG) *out = v.l;
+		else if (dt == MPI_UNSIGNED_LONG) *out = (long)v.ul;
+		else if (dt == MPI_LONG_LONG) *out = (long)v.ll;
+		else if (dt == MPI_UNSIGNED_LONG_LONG) *out = (long)v.ull;
+		else rc = -1;
+	}
+	MPI_T_cvar_handle_free(&h);
+	return rc;
+}
+
+static int session; /* set-up only, under its lock */
+
+void cvar_open(void)
+{
+	int provided;
+	session = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
+}
+
+void cvar_close(void)
+{
+	if (session)
+		MPI_T_finalize();
+	session = 0;
+}
+
+bool cvar_available(void) { return session; }
+
+int cvar_read_named(const char *name, long *out)
+{
+	int index, rc = -1;
+	if (!session)
+		return -1;
+	char cname[256], desc[8];
+	int nlen = sizeof(cname), dlen = sizeof(desc), verb, bind, scope;
+	MPI_Datatype dt;
+	MPI_T_enum en;
+	if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS &&
+	    MPI_T_cvar_get_info(index, cname, &nlen, &verb, &dt, &en, desc, &dlen, &bind,
+	                        &scope) == MPI_SUCCESS &&
+	    bind == MPI_T_BIND_NO_OBJECT)
+		rc = cvar_read(index, dt, out);
+	return rc;
+}
