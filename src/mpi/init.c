@@ -285,6 +285,10 @@ static int piano_thread_request(void)
 PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	int real = MPI_THREAD_SINGLE, want = piano_thread_request();
+	/* Before PMPI_Init_thread: the MPI has no thread yet that could read the
+	 * environment while it changes (an application that runs threads of its
+	 * own before MPI_Init must not read it from them meanwhile). */
+	pmpi_preload_drop();
 	int rc = PMPI_Init_thread(argc, argv, required > want ? required : want, &real);
 	if (rc != MPI_SUCCESS)
 		return rc;

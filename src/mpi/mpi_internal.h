@@ -154,6 +154,11 @@ void watch_shutdown(void);
 
 /* ------------------------------------------------------------ misc */
 
+/* preload.c: in a process that did not look like the rank when piano was
+ * loaded, removes piano's entry from LD_PRELOAD now that it is the rank
+ * (MPI_Init), so that its children do not load piano. */
+void pmpi_preload_drop(void);
+
 long eager_detect(const char **source);
 /* cvar.c: an integer control variable of the MPI (MPI_T), 0 when read,
  * between cvar_open() and cvar_close() (set-up only). */
