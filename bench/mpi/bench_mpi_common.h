@@ -1,5 +1,5 @@
 /*
- * bench_mpi_common: what the seven MPI benchmarks of bench/mpi share,
+ * bench_mpi_common: what the MPI benchmarks of bench/mpi share,
  * compiled once per MPI into the static library
  * piano_bench_mpi_common_<flavour>:
  *

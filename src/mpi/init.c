@@ -183,6 +183,47 @@ static void placement(void)
 	setenv("PIANO_BIND_CPUS", elem, 1); /* piano_init validates it */
 }
 
+/* CPUs this process may use at all (the cgroup's cpuset, not the launcher's
+ * binding of the rank: a rank bound to one core of a node that has one core
+ * per rank is not oversubscribed). 0 if unknown. Only the PUs are loaded:
+ * a few ms, against tens for the core's full topology. */
+static int node_cpus(void)
+{
+	hwloc_topology_t topo;
+	int n = 0;
+	if (hwloc_topology_init(&topo))
+		return 0;
+	hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (hwloc_topology_load(topo) == 0)
+		n = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(topo));
+	hwloc_topology_destroy(topo);
+	return n > 0 ? n : 0;
+}
+
+/*
+ * More ranks on this node than CPUs: whenever they run, the ranks' own
+ * threads keep every CPU busy (MPICH's blocking calls spin on sched_yield),
+ * so an idle thread gets a CPU only in a gap and the next wake-up of a
+ * normal thread preempts it, often in the middle of a progress round. It
+ * then holds the progress task's queue, sometimes while queued for MPICH's
+ * global lock, until the next gap, and the waiters that handed their waits
+ * to that queue sleep meanwhile (a trace: idle threads' progress calls of
+ * up to 0.6 s, waits for a CPU of up to 1.7 s; MPICH, 4 ranks x 4 threads
+ * on 2 cores, up to 8x slower than the MPI alone, docs/performance.md).
+ * Held at SCHED_OTHER (PIANO_IDLE_BOOST=1) it still waited behind the
+ * spinning threads. Without idle threads the timer and the waiters poll.
+ * An explicit PIANO_IDLE_LEVEL is left alone.
+ */
+static void oversubscription(void)
+{
+	pmpi_g.node_cpus = node_cpus();
+	pmpi_g.oversubscribed = pmpi_g.node_cpus > 0 && pmpi_g.local_size > pmpi_g.node_cpus;
+	const char *level = getenv("PIANO_IDLE_LEVEL");
+	if (pmpi_g.oversubscribed && !(level && *level))
+		setenv("PIANO_IDLE_LEVEL", "none", 1);
+}
+
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
 static void setup(int real)
 {
@@ -193,6 +234,7 @@ static void setup(int real)
 	warn_set_tag(tag); /* before piano_init starts any thread */
 	local_rank();
 	placement();
+	oversubscription();
 	long async = 0;
 	cvar_open();
 	if (real < MPI_THREAD_MULTIPLE) {
@@ -324,13 +366,15 @@ static void print_stats(void)
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
 	        "delegated waits %llu, eager limit %ld B (%s), background progress %s, "
-	        "socket watcher %s (PIANO_MPI_BLOCKING=%s)\n",
+	        "socket watcher %s (PIANO_MPI_BLOCKING=%s), %s (%d local ranks, %d CPUs)\n",
 	        rank, pmpi_g.local_rank, pmpi_g.local_size,
 	        (unsigned long long)atomic_load(&pmpi_g.tracked),
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits), pmpi_g.eager_limit,
 	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off",
-	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-");
+	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
+	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
+	        pmpi_g.node_cpus);
 }
 
 /*

@@ -38,6 +38,8 @@ struct pmpi_state {
 	const char *blocking;    /* PIANO_MPI_BLOCKING: auto, timer or block */
 	int watching;            /* the socket watcher runs */
 	int local_rank, local_size;
+	int node_cpus;           /* CPUs the node's ranks may use (0: unknown) */
+	int oversubscribed;      /* local_size > node_cpus: no idle threads (init.c) */
 	_Atomic int finalizing;
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits;
