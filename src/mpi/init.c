@@ -210,7 +210,7 @@ static int node_cpus(void)
  * global lock, until the next gap, and the waiters that handed their waits
  * to that queue sleep meanwhile (a trace: idle threads' progress calls of
  * up to 0.6 s, waits for a CPU of up to 1.7 s; MPICH, 4 ranks x 4 threads
- * on 2 cores, up to 8x slower than the MPI alone, docs/performance.md).
+ * on 2 cores, 11x slower than the MPI alone, docs/performance.md).
  * Held at SCHED_OTHER (PIANO_IDLE_BOOST=1) it still waited behind the
  * spinning threads. Without idle threads the timer and the waiters poll.
  * An explicit PIANO_IDLE_LEVEL is left alone.
