@@ -103,8 +103,9 @@ PMPI_EXPORT int MPI_File_close(MPI_File *fh)
 		static _Atomic int told;
 		if (!atomic_exchange(&told, 1))
 			pmpi_warn("MPI_File_close of a file piano did not see opened (PMPI_File_open, "
-			          "or opened before piano was loaded): background progress ran while "
-			          "it was open, which Open MPI's MPI-IO does not survive");
+			          "or opened before piano was loaded): background progress may have "
+			          "run beside it, which Open MPI's MPI-IO does not withstand "
+			          "(docs/mpi.md, \"The gate\")");
 	}
 	return rc;
 }

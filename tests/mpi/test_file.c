@@ -17,7 +17,8 @@
  * HOLD_S without MPI calls; rank 0's wait must still be pending at the end,
  * and rank 1 must have printed the notice exactly once. After rank 1 closes
  * the file, the same exchange must complete in the background (as in
- * test_progress).
+ * test_progress). Closing a file opened with PMPI_File_open (which the
+ * layer cannot see) must be reported on stderr, once.
  *
  * Files live in a directory made with mkdtemp and are removed.
  */
@@ -259,12 +260,46 @@ static int run_gate(void)
 		ok = 0;
 	}
 
+	/* 3. A file opened behind the layer's back (PMPI_File_open) cannot
+	 * have closed the gate: its MPI_File_close says so, once. */
+	if (rank == 0) {
+		char unseen[600];
+		snprintf(unseen, sizeof(unseen), "%s/unseen", dir);
+		snprintf(logpath, sizeof(logpath), "%s/stderr-XXXXXX", dir);
+		logfd = mkstemp(logpath);
+		saved = dup(2);
+		CHECK(logfd >= 0 && saved >= 0);
+		fflush(stderr);
+		CHECK(dup2(logfd, 2) >= 0);
+		for (int i = 0; i < 2; i++) {
+			CHECK_MPI(PMPI_File_open(MPI_COMM_SELF, unseen, MPI_MODE_RDWR | MPI_MODE_CREATE,
+			                         MPI_INFO_NULL, &fh));
+			CHECK_MPI(MPI_File_close(&fh));
+		}
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		char log[8192] = "";
+		ssize_t n = pread(logfd, log, sizeof(log) - 1, 0);
+		log[n > 0 ? n : 0] = '\0';
+		close(logfd);
+		unlink(logpath);
+		unlink(unseen);
+		fputs(log, stderr);
+		int said = count(log, "did not see opened");
+		if (said != 1) {
+			fprintf(stderr, "rank 0: closing a file opened with PMPI_File_open twice was "
+			                "reported %d times, expected once\n", said);
+			ok = 0;
+		}
+	}
+
 	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (rank == 0) {
 		CHECK(rmdir(dir) == 0);
 		if (ok)
 			printf("file gate: no background progress while a file was open (one notice), "
-			       "background progress after its close\n");
+			       "background progress after its close, an unseen open reported\n");
 	}
 	MPI_Win_free(&win);
 	MPI_Comm_free(&node);
