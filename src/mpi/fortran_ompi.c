@@ -14,6 +14,7 @@
 #include "mpi_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* MPI_STATUS_SIZE of Open MPI's mpif-config.h: sizeof(MPI_Status) in Fints. */
 #define F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
@@ -328,3 +329,47 @@ static void f_ireduce(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, M
 	*req = PMPI_Request_c2f(r);
 }
 FORTRAN_NAMES(f_ireduce, mpi_ireduce, MPI_IREDUCE);
+
+/* ------------------------------------------------------------------ files */
+
+/* An open file closes the gate (file.c): the Fortran opens and closes must
+ * reach the C wrappers too. The name loses its leading and trailing blanks,
+ * as in Open MPI's own binding (ompi_fortran_string_f2c). */
+static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info,
+                        MPI_Fint *fh, MPI_Fint *ierr, int name_len)
+{
+	while (name_len > 0 && name[0] == ' ') {
+		name++;
+		name_len--;
+	}
+	while (name_len > 0 && name[name_len - 1] == ' ')
+		name_len--;
+	char *c = malloc((size_t)name_len + 1);
+	if (!c) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	memcpy(c, name, (size_t)name_len);
+	c[name_len] = '\0';
+	MPI_File f = MPI_FILE_NULL;
+	*ierr = MPI_File_open(PMPI_Comm_f2c(*comm), c, (int)*amode, PMPI_Info_f2c(*info), &f);
+	if (*ierr == MPI_SUCCESS)
+		*fh = PMPI_File_c2f(f);
+	free(c);
+}
+FORTRAN_NAMES(f_file_open, mpi_file_open, MPI_FILE_OPEN);
+
+static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
+{
+	MPI_File f = PMPI_File_f2c(*fh);
+	*ierr = MPI_File_close(&f);
+	if (*ierr == MPI_SUCCESS)
+		*fh = PMPI_File_c2f(f);
+}
+FORTRAN_NAMES(f_file_close, mpi_file_close, MPI_FILE_CLOSE);
+
+/* `use mpi_f08` reaches the same implementation under Open MPI's own name
+ * (MPI_File_open_f08 calls ompi_file_open_f): a file opened from the f08
+ * bindings must close the gate as well. */
+PMPI_EXPORT __typeof__(f_file_open) ompi_file_open_f __attribute__((alias("f_file_open")));
+PMPI_EXPORT __typeof__(f_file_close) ompi_file_close_f __attribute__((alias("f_file_close")));

@@ -175,4 +175,19 @@ long pmpi_env_long(const char *name, long def, long min, long max, const char *u
 void pmpi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);
 
+/* --------------------------------------------------------- the gate */
+
+/*
+ * gate.c: piano's threads call the MPI in the background (progress_poke)
+ * only between a gate_enter() that returned true and gate_leave().
+ * Application threads close the gate around what the MPI cannot run beside
+ * such a call (on Open MPI: an open MPI file, file.c); gate_close() returns
+ * once no thread is inside, `why` ends the one-line notice printed when
+ * background progress stays off for long. Armed on Open MPI only.
+ */
+bool gate_enter(void);
+void gate_leave(void);
+void gate_close(const char *why);
+void gate_open(void);
+
 #endif

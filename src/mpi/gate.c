@@ -1,0 +1,136 @@
+/*
+ * The gate: piano's threads drive the MPI in the background only while it
+ * is open. The application closes it while it does something the MPI cannot
+ * run concurrently with a progress call from another thread (docs/mpi.md,
+ * "The gate"); on Open MPI that is holding an MPI file open (file.c).
+ *
+ * Who goes through it: progress_poke(), the background progress call of the
+ * progress task and of the socket watcher. The wait-op tests do not: they
+ * run only while the application thread that owns the requests is blocked
+ * in its wait call, in place of the progress calls that thread would make
+ * itself (docs/mpi.md).
+ *
+ * Protocol. `closers` counts the reasons the gate is closed (one per open
+ * file, from the start of its MPI_File_open); only application threads
+ * change it.
+ * `inside` counts the threads between gate_enter() and gate_leave().
+ *   enter: inside++, then read closers; if non-zero, inside-- and back out.
+ *   close: closers++, then wait until inside == 0.
+ * Both increments and both reads are seq_cst, so at least one side sees the
+ * other's increment (the store-load pattern needs the single total order):
+ * either the entering thread backs out, or the closing thread waits for it
+ * to leave. A thread that has read closers == 0 is inside before any closer
+ * that it missed has finished waiting, so once gate_close() returns no
+ * thread is inside the MPI through the gate, and none enters until
+ * gate_open() has run as often as gate_close().
+ */
+#include "mpi_internal.h"
+
+#include <sched.h>
+#include <time.h>
+
+/*
+ * Armed on Open MPI only. Nothing closes the gate on MPICH: its ROMIO
+ * keeps non-blocking I/O out of the progress engine (MPICH polls a ROMIO
+ * request, MPIR_Grequest_poll, only in a Test or Wait on that very request,
+ * never from MPID_Progress_test, which is all a probe runs), and test
+ * mpi.mpich.file_io passes without a gate. Unarmed, entering costs nothing.
+ */
+#if defined(OPEN_MPI)
+#define GATE_ARMED 1
+#else
+#define GATE_ARMED 0
+#endif
+
+static _Atomic int closers;
+static _Atomic int inside;
+
+/* The notice: one line per process once background progress has been
+ * wanted but skipped for NOTICE_NS in one closed period. closed_since is
+ * written (relaxed: it only times a message) by the thread that takes
+ * closers from 0 to 1. */
+#define NOTICE_NS 1000000000u
+static _Atomic uint64_t closed_since;
+static _Atomic int noticed;
+static _Atomic(const char *) closed_for;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void skipped(void)
+{
+	if (atomic_load_explicit(&noticed, memory_order_relaxed))
+		return;
+	uint64_t since = atomic_load_explicit(&closed_since, memory_order_relaxed);
+	if (mono_ns() - since < NOTICE_NS || atomic_exchange(&noticed, 1))
+		return;
+	/* PMPI_Comm_rank reads an immutable field: no progress, safe here. */
+	int rank = -1;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	pmpi_warn("rank %d: no background progress for over %u s: %s (told once; "
+	          "docs/mpi.md, \"The gate\")", rank, NOTICE_NS / 1000000000u,
+	          atomic_load_explicit(&closed_for, memory_order_relaxed));
+}
+
+bool gate_enter(void)
+{
+	if (!GATE_ARMED)
+		return true;
+	/* Fast path: a closed gate is seen with one relaxed load; backing out
+	 * on a stale value is always safe. */
+	if (atomic_load_explicit(&closers, memory_order_relaxed)) {
+		skipped();
+		return false;
+	}
+	atomic_fetch_add(&inside, 1); /* seq_cst: Dekker pair with gate_close() */
+	/* seq_cst (so also acquire, partner: the release decrement in
+	 * gate_open()): whatever the application did to the MPI before it
+	 * reopened the gate happens before our call. */
+	if (atomic_load(&closers)) {
+		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
+		skipped();
+		return false;
+	}
+	return true;
+}
+
+void gate_leave(void)
+{
+	if (!GATE_ARMED)
+		return;
+	/* Release, partner: the load of `inside` in gate_close(): our MPI call
+	 * happens before the application's call that closed the gate. */
+	atomic_fetch_sub_explicit(&inside, 1, memory_order_release);
+}
+
+void gate_close(const char *why)
+{
+	if (!GATE_ARMED)
+		return;
+	if (atomic_fetch_add(&closers, 1) == 0) { /* seq_cst: Dekker pair with gate_enter() */
+		atomic_store_explicit(&closed_since, mono_ns(), memory_order_relaxed);
+		atomic_store_explicit(&closed_for, why, memory_order_relaxed);
+	}
+	/* seq_cst load (acquire, partner: the release in gate_leave()). A
+	 * progress call lasts microseconds, but the thread making it may be an
+	 * idle thread at SCHED_IDLE on this very core: yield, then sleep, so
+	 * that it gets the CPU to finish its call. */
+	for (unsigned spins = 0; atomic_load(&inside); spins++) {
+		if (spins < 64)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+	}
+}
+
+void gate_open(void)
+{
+	if (!GATE_ARMED)
+		return;
+	/* Release, partner: the seq_cst load in gate_enter(). */
+	atomic_fetch_sub_explicit(&closers, 1, memory_order_release);
+}
