@@ -26,7 +26,8 @@ program test_fortran
   allocate (buf(n))
   call system_clock(stamp)
   call MPI_BCAST(stamp, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
-  write (flagfile, '(A,I0,A)') '/tmp/piano-ftest-', stamp, '.flag'
+  ! In the working directory (the build tree under CTest), not a shared /tmp.
+  write (flagfile, '(A,I0,A)') 'piano-ftest-', stamp, '.flag'
 
   if (rank == 0) then
     buf = 42d0
