@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define CHECK(cond)                                                                     \
 	do {                                                                            \
@@ -18,5 +19,20 @@
 	} while (0)
 
 #define CHECK_MPI(call) CHECK((call) == MPI_SUCCESS)
+
+static inline void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+/* A thread that waits on the request `arg` points to: the other waiter
+ * that makes a second wait of the process a delegated one under piano. */
+static inline void *wait_other(void *arg)
+{
+	CHECK_MPI(MPI_Wait((MPI_Request *)arg, MPI_STATUS_IGNORE));
+	return NULL;
+}
 
 #endif

@@ -34,13 +34,6 @@ static void handler(MPI_Comm *comm, int *err, ...)
 		wrong_class++;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts))
-		;
-}
-
 static void send_late(int tag)
 {
 	sleep_ms(LATE_MS);
@@ -93,7 +86,7 @@ struct late_wait {
 	int rc;
 };
 
-static void *wait_other(void *arg)
+static void *wait_late(void *arg)
 {
 	struct late_wait *w = arg;
 	w->rc = MPI_Wait(&w->req, MPI_STATUS_IGNORE);
@@ -162,7 +155,7 @@ int main(int argc, char **argv)
 		struct late_wait w;
 		pthread_t t;
 		CHECK_MPI(MPI_Irecv(rbuf2, BUF, MPI_CHAR, 0, 6, MPI_COMM_WORLD, &w.req));
-		CHECK(pthread_create(&t, NULL, wait_other, &w) == 0);
+		CHECK(pthread_create(&t, NULL, wait_late, &w) == 0);
 		sleep_ms(LATE_MS / 4); /* the other thread waits first */
 		EXPECT_TRUNCATION(MPI_Recv(rbuf, BUF, MPI_CHAR, 0, 5, MPI_COMM_WORLD, &st[0]),
 		                  MPI_ERR_TRUNCATE, "MPI_Recv(");
@@ -170,7 +163,7 @@ int main(int argc, char **argv)
 		CHECK(w.rc == MPI_SUCCESS);
 	}
 #else
-	(void)wait_other;
+	(void)wait_late;
 #endif
 	CHECK(wrong_thread == 0 && wrong_class == 0);
 	MPI_Barrier(MPI_COMM_WORLD);

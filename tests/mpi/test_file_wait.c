@@ -13,19 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void *wait_other(void *arg)
-{
-	CHECK_MPI(MPI_Wait(arg, MPI_STATUS_IGNORE));
-	return NULL;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts))
-		;
-}
-
 int main(int argc, char **argv)
 {
 	int rank, size, provided, token = 0;

@@ -12,13 +12,6 @@
 static pthread_t waiter;
 static _Atomic int queries, wrong_thread;
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts))
-		;
-}
-
 static int query(void *state, MPI_Status *st)
 {
 	(void)state;
@@ -39,12 +32,6 @@ static void *complete_later(void *arg)
 {
 	sleep_ms(100);
 	CHECK_MPI(MPI_Grequest_complete(*(MPI_Request *)arg));
-	return NULL;
-}
-
-static void *wait_other(void *arg)
-{
-	CHECK_MPI(MPI_Wait(arg, MPI_STATUS_IGNORE));
 	return NULL;
 }
 

@@ -26,13 +26,6 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts))
-		;
-}
-
 /* After `what`, the process must be idle: a progress task left running
  * (something still counted pending) keeps an idle thread polling. */
 static int check_idle(const char *what)

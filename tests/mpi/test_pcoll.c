@@ -12,19 +12,6 @@
 
 #if MPI_VERSION >= 4
 
-static void *wait_other(void *arg)
-{
-	CHECK_MPI(MPI_Wait(arg, MPI_STATUS_IGNORE));
-	return NULL;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts))
-		;
-}
-
 /* One round of p_order; with `other`, a second thread waits meanwhile on a
  * receive that rank 0 satisfies after the collectives. */
 static void round_trip(int rank, int with_other)
