@@ -20,6 +20,21 @@
 
 #define CHECK_MPI(call) CHECK((call) == MPI_SUCCESS)
 
+/* MPI_Init_thread(MPI_THREAD_MULTIPLE) for a two-rank test; returns this
+ * rank, or -1 after MPI_Finalize when the job does not fit (exit 77). */
+static inline int init_pair_multiple(int *argc, char ***argv)
+{
+	int rank, size, provided;
+	MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2 || provided < MPI_THREAD_MULTIPLE) {
+		MPI_Finalize();
+		return -1;
+	}
+	return rank;
+}
+
 static inline void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

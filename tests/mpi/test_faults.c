@@ -27,15 +27,10 @@ static void *abort_later(void *arg)
 
 int main(int argc, char **argv)
 {
-	int rank, size, provided;
+	int rank;
 	const char *mode = argc > 1 ? argv[1] : "";
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 2 || provided < MPI_THREAD_MULTIPLE) {
-		MPI_Finalize();
+	if ((rank = init_pair_multiple(&argc, &argv)) < 0)
 		return 77;
-	}
 	char *buf = calloc(BIG, 1);
 	CHECK(buf);
 	if (!strcmp(mode, "kill")) {

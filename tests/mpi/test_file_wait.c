@@ -15,14 +15,9 @@
 
 int main(int argc, char **argv)
 {
-	int rank, size, provided, token = 0;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 2 || provided < MPI_THREAD_MULTIPLE) {
-		MPI_Finalize();
+	int rank, token = 0;
+	if ((rank = init_pair_multiple(&argc, &argv)) < 0)
 		return 77;
-	}
 	char dir[] = "/tmp/piano-file-wait-XXXXXX", path[64];
 	if (rank == 0)
 		CHECK(mkdtemp(dir) != NULL);

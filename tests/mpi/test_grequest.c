@@ -37,14 +37,9 @@ static void *complete_later(void *arg)
 
 int main(int argc, char **argv)
 {
-	int rank, size, provided, token = 0;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 2 || provided < MPI_THREAD_MULTIPLE) {
-		MPI_Finalize();
+	int rank, token = 0;
+	if ((rank = init_pair_multiple(&argc, &argv)) < 0)
 		return 77;
-	}
 	if (rank == 0) {
 		sleep_ms(400);
 		CHECK_MPI(MPI_Send(&token, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));

@@ -49,14 +49,9 @@ static void round_trip(int rank, int with_other)
 
 int main(int argc, char **argv)
 {
-	int rank, size, provided;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 2 || provided < MPI_THREAD_MULTIPLE) {
-		MPI_Finalize();
+	int rank;
+	if ((rank = init_pair_multiple(&argc, &argv)) < 0)
 		return 77;
-	}
 	for (int i = 0; i < 5; i++) {
 		round_trip(rank, 0);
 		round_trip(rank, 1);
