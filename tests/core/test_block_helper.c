@@ -4,8 +4,9 @@
  * one helper (PIANO_BLOCK_HELPERS=1, PIANO_BLOCK_DELAY_US=2000), every CPU
  * busy with spinner threads. The task's callback reads a pipe without
  * blocking and completes once it got the byte; its blocking callback does
- * poll(POLLIN, timeout_ms). A writer writes the byte after 200 ms, long after
- * the task was handed to the helper: the run that consumes it happens in the
+ * poll(POLLIN, timeout_ms). A writer writes the byte after 200 ms and once
+ * the helper called the blocking callback, i.e. after the task was handed
+ * to the helper: the run that consumes it happens in the
  * helper (BLOCK ltasks_run >= 1) and the task completes within 10 s.
  */
 #include "common.h"
@@ -45,10 +46,19 @@ static int block(void *arg, int timeout_ms)
 	return r < 0 ? -1 : r;
 }
 
+/* Writes once the helper called the blocking callback (and at least 200 ms
+ * after the start): on a loaded machine the timer may not have polled the
+ * task long enough to hand it over by then, and a byte written earlier is
+ * rightly consumed by the timer's run. From the callback's entry the task is
+ * the helper's until poll() returns, which with PIANO_BLOCK_TIMEOUT_MS=10000
+ * only the byte makes it do. */
 static void *writer(void *arg)
 {
 	(void)arg;
 	test_sleep_us(200000);
+	double deadline = test_now() + 8.0;
+	while (atomic_load(&blocks) == 0 && test_now() < deadline)
+		test_sleep_us(1000);
 	ssize_t r = write(fds[1], "x", 1);
 	CHECK(r == 1, "write to the pipe failed: %s", strerror(errno));
 	return NULL;
@@ -66,6 +76,7 @@ int main(void)
 	test_setenv("PIANO_TIMER_PERIOD_US", "1000");
 	test_setenv("PIANO_BLOCK_HELPERS", "1");
 	test_setenv("PIANO_BLOCK_DELAY_US", "2000");
+	test_setenv("PIANO_BLOCK_TIMEOUT_MS", "10000");
 	CHECK_OK(piano_init());
 	CHECK_EQ(test_thread_count(PIANO_POINT_BLOCK), 1);
 	CHECK_EQ(test_thread_count(PIANO_POINT_IDLE), 0);
