@@ -13,6 +13,8 @@
  */
 #include <piano/piano.h>
 
+#include "settings.h" /* the MPI layer's table: listed even without an MPI */
+
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +25,18 @@ static const char *prog = "piano-info";
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "Usage: %s [--stats] [--help]\n"
+	        "Usage: %s [--stats] [--markdown] [--help]\n"
 	        "\n"
 	        "Initialises piano with the current environment and prints its version,\n"
 	        "the hwloc topology, the queue tree, the progression threads, the local\n"
-	        "queue of the calling thread and every PIANO_* setting (live value,\n"
-	        "default, accepted range). See docs/configuration.md.\n"
+	        "queue of the calling thread and every PIANO_* setting of the core and the\n"
+	        "MPI layer (live value, default, accepted values). See\n"
+	        "docs/configuration.md.\n"
 	        "\n"
 	        "  --stats   also run a small ltask and a few piano_poll() calls, then\n"
 	        "            print the per-polling-point statistics (on stderr)\n"
+	        "  --markdown  print the settings of every layer as the markdown table\n"
+	        "            of docs/configuration.md (defaults, not live values) and exit\n"
 	        "  --help    print this help and exit\n"
 	        "\n"
 	        "Exit status: 0 on success, 1 if piano fails (e.g. an invalid PIANO_*\n"
@@ -126,6 +131,17 @@ static const char *val(const char *s)
 	return s && *s ? s : "''";
 }
 
+/* The first sentence of a help text: the table shows it, the docs the rest. */
+static int summary_len(const char *help)
+{
+	const char *end = help;
+	/* "e.g. " does not end a sentence. */
+	while ((end = strstr(end, ". ")) && end - help >= 3 &&
+	       (strncmp(end - 3, "e.g", 3) == 0 || strncmp(end - 3, "i.e", 3) == 0))
+		end += 2;
+	return end ? (int)(end - help) : (int)strlen(help);
+}
+
 static int print_settings(void)
 {
 	int n, rc;
@@ -148,14 +164,58 @@ static int print_settings(void)
 			wrange = l;
 	}
 	printf("Settings (%d)\n", n);
-	printf("  %-*s  %-*s  %-*s  %-*s  %s\n", wname, "name", wval, "value", wdef,
-	       "default", wrange, "range", "help");
+	printf("  %-5s  %-*s  %-*s  %-*s  %-*s  %s\n", "layer", wname, "name", wval, "value",
+	       wdef, "default", wrange, "range", "help");
 	for (int i = 0; i < n; i++) {
 		struct piano_setting s;
 		if ((rc = piano_setting_get(i, &s)))
 			return fail("piano_setting_get", rc);
-		printf("  %-*s  %-*s  %-*s  %-*s  %s\n", wname, str(s.name), wval, val(s.value),
-		       wdef, val(s.def), wrange, str(s.range), str(s.help));
+		printf("  %-5s  %-*s  %-*s  %-*s  %-*s  %.*s\n", str(s.layer), wname, str(s.name),
+		       wval, val(s.value), wdef, val(s.def), wrange, str(s.range),
+		       summary_len(str(s.help)), str(s.help));
+	}
+	return 0;
+}
+
+/* A markdown table cell: '|' would end the cell, a newline the row. */
+static void cell(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", stdout);
+		else if (*s == '\n')
+			fputc(' ', stdout);
+		else
+			fputc(*s, stdout);
+	}
+}
+
+/* --markdown: docs/configuration.md's table, from the registry alone (no
+ * init, no environment: the same output on every machine). */
+static int print_markdown(void)
+{
+	int n, rc;
+	if ((rc = piano_setting_count(&n)))
+		return fail("piano_setting_count", rc);
+	printf("| Variable | Layer | Default | Accepted values | Meaning |\n");
+	printf("| --- | --- | --- | --- | --- |\n");
+	for (int i = 0; i < n; i++) {
+		struct piano_setting s;
+		if ((rc = piano_setting_get(i, &s)))
+			return fail("piano_setting_get", rc);
+		printf("| `%s` | %s | ", str(s.name), str(s.layer));
+		if (*str(s.def)) {
+			fputc('`', stdout);
+			cell(s.def);
+			fputc('`', stdout);
+		} else {
+			fputs("empty", stdout);
+		}
+		fputs(" | ", stdout);
+		cell(str(s.range));
+		fputs(" | ", stdout);
+		cell(str(s.help));
+		fputs(" |\n", stdout);
 	}
 	return 0;
 }
@@ -208,10 +268,12 @@ static int run_stats(void)
 
 int main(int argc, char **argv)
 {
-	int stats = 0;
+	int stats = 0, markdown = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--stats") == 0) {
 			stats = 1;
+		} else if (strcmp(argv[i], "--markdown") == 0) {
+			markdown = 1;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -222,7 +284,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	int rc = piano_init();
+	int rc = piano_settings_register(PMPI_LAYER, pmpi_settings_table, pmpi_settings_count);
+	if (rc)
+		return fail("piano_settings_register", rc);
+	if (markdown)
+		return print_markdown();
+
+	rc = piano_init();
 	if (rc)
 		return fail("piano_init", rc);
 

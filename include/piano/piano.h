@@ -18,6 +18,8 @@
 
 #include <hwloc.h>
 
+#include <piano/settings.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,13 +59,25 @@ PIANO_API const char *piano_strerror(int err);
 /* ----------------------------------------------------------- engine life */
 
 /*
- * Reads the configuration (environment, see docs/configuration.md), builds the
- * queue tree from the hwloc topology and starts the progression threads.
- * Reference counted: each successful piano_init() needs one piano_finalize().
- * Returns PIANO_ECONFIG, after printing which variable is wrong and its
- * accepted range, when the environment is invalid.
+ * Reads the settings of every registered layer (<piano/settings.h>: the
+ * environment, see docs/configuration.md), builds the queue tree from the
+ * hwloc topology and starts the progression threads. Reference counted: each
+ * successful piano_init() needs one piano_finalize(). Returns PIANO_ECONFIG,
+ * after printing every invalid variable and its accepted values, when the
+ * environment is invalid. The first call also reports unknown PIANO_*
+ * variables (piano_settings_check_env()).
  */
 PIANO_API int piano_init(void);
+
+/*
+ * piano_init() with `n` overrides: each NAME=VALUE takes the place of the
+ * environment's value of a registered setting, validated the same way
+ * (PIANO_EINVAL for a name nobody registered). Overrides take effect only
+ * when this call initialises piano; when piano is already initialised, it
+ * adds a reference and reports each override that differs from the live
+ * value on stderr.
+ */
+PIANO_API int piano_init_with(const struct piano_override *overrides, int n);
 
 /*
  * Drops one reference. The last one runs pending ltasks to completion from the
@@ -297,20 +311,7 @@ PIANO_API int piano_thread_count(int point, int *n);
 /* The topology piano uses (owned by piano, valid until the last finalize). */
 PIANO_API int piano_topology_get(hwloc_topology_t *out);
 
-/*
- * Configuration introspection: one entry per environment variable.
- * `value` is the live value (after init) or the value the environment would
- * give; `def` the built-in default.
- */
-struct piano_setting {
-	const char *name;
-	const char *value;
-	const char *def;
-	const char *range;
-	const char *help;
-};
-PIANO_API int piano_setting_count(int *n);
-PIANO_API int piano_setting_get(int index, struct piano_setting *out);
+/* Settings: the registry of every layer's PIANO_* variables, <piano/settings.h>. */
 
 #ifdef __cplusplus
 }

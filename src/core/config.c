@@ -1,75 +1,132 @@
 /*
- * Configuration: one table of environment variables, validated at init.
- * The table is the single source of the defaults printed by piano-info and
- * documented in docs/configuration.md.
+ * The core engine's settings: its table for the registry (settings.c) and
+ * the struct piano_config the engine reads them into at piano_init().
+ * The help texts are the documentation: docs/configuration.md's table is
+ * generated from them (piano-info --markdown).
  */
 #include "internal.h"
+#include "settings_internal.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <hwloc.h>
 
-enum kind { K_LONG, K_BOOL, K_LEVEL, K_LEVEL_OR_NONE, K_CPUS };
+#define LEVELS "machine,package,core,pu"
 
-struct setting {
-	const char *name;
-	enum kind kind;
-	const char *def;
-	long min, max;
-	size_t offset;       /* into struct piano_config */
-	int is_int;          /* field is int, not long */
-	const char *range;
-	const char *help;
-	char live[256];      /* value after the last successful load */
+/* The timer takes 0 (off) or at least 10 us: a shorter period would turn
+ * the safety net into a busy thread. */
+static int check_timer(const char *value, long number, char *why, size_t len)
+{
+	(void)value;
+	if (number > 0 && number < 10) {
+		snprintf(why, len, "a period under 10 us would keep a core busy");
+		return -1;
+	}
+	return 0;
+}
+
+/* Syntax only here: whether the machine has the CPUs is known once the
+ * topology is loaded (topo.c). */
+static int check_cpus(const char *value, long number, char *why, size_t len)
+{
+	(void)number;
+	hwloc_bitmap_t b = hwloc_bitmap_alloc();
+	int rc = (!b || hwloc_bitmap_list_sscanf(b, value) < 0 || hwloc_bitmap_iszero(b)) ? -1 : 0;
+	hwloc_bitmap_free(b);
+	if (rc)
+		snprintf(why, len, "not an hwloc CPU list");
+	return rc;
+}
+
+const struct piano_setting_spec config_core_table[] = {
+	{ "PIANO_PROGRESSION", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
+	  "`0`: no progression threads at all, ltasks run only in explicit polls and waits (the "
+	  "behaviour of most MPI implementations); every explicit poll then polls every queue, "
+	  "and waits never sleep. `1`: idle, timer and blocking-helper threads as configured "
+	  "below." },
+	{ "PIANO_QUEUE_LEVEL", PIANO_SETTING_CHOICE, "core", 0, 0, LEVELS, NULL, NULL,
+	  "Deepest topology level that gets a queue. Every object of the kept levels gets one, "
+	  "except objects without siblings (same cpuset as their parent queue), which share "
+	  "their parent's queue: on a single-package machine there is no package queue." },
+	{ "PIANO_IDLE_LEVEL", PIANO_SETTING_CHOICE, "package", 0, 0, "none," LEVELS, NULL, NULL,
+	  "One idle thread per object of this level, bound to the object's cpuset and run with "
+	  "`SCHED_IDLE`. It polls the queues inside its object every round and the ancestor "
+	  "queues at a divided frequency. `none`: no idle threads. Unset, the MPI layer makes "
+	  "it `none` on a node with more ranks than CPUs (docs/mpi.md, \"Oversubscription\")." },
+	{ "PIANO_IDLE_PERIOD_US", PIANO_SETTING_INT, "5", 0, 1000000, NULL, NULL, NULL,
+	  "Pause of an idle thread between two rounds, in µs, while its branch holds tasks. "
+	  "`0`: a `sched_yield()` only." },
+	{ "PIANO_IDLE_COEF", PIANO_SETTING_INT, "20", 1, 100000, NULL, NULL, NULL,
+	  "Multiplier of the pause after a round in which the thread's branch (its queues and "
+	  "their ancestors) held no task while other queues did. When no queue holds a task, "
+	  "idle threads park (sleep until the next submission) instead." },
+	{ "PIANO_IDLE_YIELD_US", PIANO_SETTING_INT, "50", 0, 1000000, NULL, NULL, NULL,
+	  "Pauses shorter than this are a `sched_yield()` loop until the time has passed instead "
+	  "of a sleep: the kernel's timer slack (~50 µs) makes shorter sleeps last far longer "
+	  "than asked. `0`: always sleep (slower reaction: 72–133 µs instead of 18–44 µs after a "
+	  "waiter slept). An idle thread bound to a single CPU (`PIANO_IDLE_LEVEL=core` or `pu`, "
+	  "or a one-CPU `PIANO_BIND_CPUS`/`PIANO_MPI_CPU_LIST`) sleeps anyway after 10 ms "
+	  "without work: on a CPU shared with a computation the yield loop could starve it "
+	  "(docs/architecture.md)." },
+	{ "PIANO_IDLE_BOOST", PIANO_SETTING_BOOL, "0", 0, 1, NULL, NULL, NULL,
+	  "`1`: an idle thread switches to `SCHED_OTHER` while it holds a queue and back to "
+	  "`SCHED_IDLE` after the round, so that a preempted idle thread cannot mask a queue for "
+	  "long while every core is busy. `0`: idle threads stay at `SCHED_IDLE` (measured "
+	  "better on every benchmark: the boosted rounds took the cores of computing threads "
+	  "and of other processes' idle threads; see docs/performance.md)." },
+	{ "PIANO_TIMER_PERIOD_US", PIANO_SETTING_INT, "1000", 0, 10000000, NULL,
+	  "0, or 10..10000000", check_timer,
+	  "Period of the timer thread, in µs, which polls every queue that nobody polled during "
+	  "the last period; it bounds the reaction time when every core is busy. `0`: no timer "
+	  "thread." },
+	{ "PIANO_TIMER_MAX_US", PIANO_SETTING_INT, "0", 0, 10000000, NULL, NULL, NULL,
+	  "Back-off limit of the timer thread, in µs. Above `PIANO_TIMER_PERIOD_US`, the period "
+	  "doubles after every timer round that did no work, up to this value, and returns to "
+	  "`PIANO_TIMER_PERIOD_US` after a round that did some (or after the engine parked): "
+	  "fewer wake-ups on busy cores while pending operations wait for a peer, but a "
+	  "reaction bounded by this value instead of the period when every core is busy. `0`, "
+	  "or any value not above the period: fixed period." },
+	{ "PIANO_SPIN_US", PIANO_SETTING_INT, "20", 0, 10000000, NULL, NULL, NULL,
+	  "How long `piano_ltask_wait()` and `piano_cond_wait*()` (except "
+	  "`piano_cond_wait_spin()`, which takes its own) poll explicitly before sleeping on a "
+	  "futex, in µs; in the MPI layer, how long a waiter polls through the engine before "
+	  "blocking when other threads wait too (a thread waiting alone uses the MPI's own "
+	  "wait, docs/mpi.md). Longer spins kept a core from the peer a waiter had just "
+	  "answered (docs/performance.md). Without progression threads (`PIANO_PROGRESSION=0` "
+	  "or no idle/timer thread) waits never sleep." },
+	{ "PIANO_BLOCK_HELPERS", PIANO_SETTING_INT, "1", 0, 64, NULL, NULL, NULL,
+	  "Number of blocking-helper threads, which call the blocking callbacks of tasks set up "
+	  "with `piano_ltask_set_blocking()`. `0`: such tasks are only polled." },
+	{ "PIANO_BLOCK_DELAY_US", PIANO_SETTING_INT, "1000", 0, 10000000, NULL, NULL, NULL,
+	  "Default time a blocking-capable task is polled without progress before it is handed "
+	  "to a free helper, in µs (a task's own `delay_us` overrides it)." },
+	{ "PIANO_BLOCK_TIMEOUT_MS", PIANO_SETTING_INT, "100", 1, 10000, NULL, NULL, NULL,
+	  "Longest sleep of one blocking callback, in ms; it bounds how long cancellation and "
+	  "finalize wait for a helper." },
+	{ "PIANO_LOCATION_REFRESH_US", PIANO_SETTING_INT, "100000", 1, 10000000, NULL, NULL, NULL,
+	  "How often a thread refreshes its cached location (current CPU, binding), in µs: "
+	  "asking the OS on every poll would cost more than the poll." },
+	{ "PIANO_FINALIZE_TIMEOUT_MS", PIANO_SETTING_INT, "5000", 0, 3600000, NULL, NULL, NULL,
+	  "How long the last `piano_finalize()` keeps running pending ltasks, in ms. Tasks still "
+	  "pending then are reported on stderr and left unrun." },
+	{ "PIANO_STATS", PIANO_SETTING_BOOL, "0", 0, 1, NULL, NULL, NULL,
+	  "`1`: print the per-polling-point counters (rounds, ltasks run, empty rounds, time) on "
+	  "stderr at the last `piano_finalize()` (in the MPI layer: at `MPI_Finalize`, with the "
+	  "layer's own counters)." },
+	{ "PIANO_BIND_CPUS", PIANO_SETTING_TEXT, "", 0, 0, NULL,
+	  "empty, or an hwloc CPU list (`0-3,8`) of CPUs of the machine", check_cpus,
+	  "CPUs for piano's own threads. Idle threads are created only for the "
+	  "`PIANO_IDLE_LEVEL` objects that contain one of these CPUs, each bound to its object's "
+	  "CPUs within the list; the timer thread and the blocking helpers are bound to the "
+	  "list. Empty: idle threads on every object, timer and helpers allowed on every CPU of "
+	  "the machine (never left with the binding they would inherit, e.g. an MPI rank's "
+	  "core)." },
+	{ "PIANO_WARN_UNKNOWN", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
+	  "`1`: the first `piano_init()` reports every `PIANO_*` environment variable that no "
+	  "layer has, with the closest known name (`did you mean PIANO_SPIN_US?`). `0`: silent." },
 };
-
-#define F(field) offsetof(struct piano_config, field)
-
-static struct setting settings[] = {
-	{ "PIANO_PROGRESSION", K_BOOL, "1", 0, 1, F(progression), 1, "0 or 1",
-	  "0: no threads, explicit polling only (what most MPIs do)", "" },
-	{ "PIANO_QUEUE_LEVEL", K_LEVEL, "core", 0, 0, F(queue_level), 1,
-	  "machine, package, core, pu", "deepest topology level with a queue", "" },
-	{ "PIANO_IDLE_LEVEL", K_LEVEL_OR_NONE, "package", 0, 0, F(idle_level), 1,
-	  "none, machine, package, core, pu", "one idle thread per object of this level", "" },
-	{ "PIANO_IDLE_PERIOD_US", K_LONG, "5", 0, 1000000, F(idle_period_us), 0,
-	  "0..1000000", "pause between idle rounds (us); 0 = sched_yield", "" },
-	{ "PIANO_IDLE_COEF", K_LONG, "20", 1, 100000, F(idle_coef), 0,
-	  "1..100000", "period multiplier after a round with nothing in the branch", "" },
-	{ "PIANO_IDLE_YIELD_US", K_LONG, "50", 0, 1000000, F(idle_yield_us), 0,
-	  "0..1000000", "pauses shorter than this are a sched_yield loop (us)", "" },
-	{ "PIANO_IDLE_BOOST", K_BOOL, "0", 0, 1, F(idle_boost), 1, "0 or 1",
-	  "1: idle threads run at SCHED_OTHER while they hold a queue", "" },
-	{ "PIANO_TIMER_PERIOD_US", K_LONG, "1000", 0, 10000000, F(timer_period_us), 0,
-	  "0 (off) or 10..10000000", "timer thread period (us)", "" },
-	{ "PIANO_TIMER_MAX_US", K_LONG, "0", 0, 10000000, F(timer_max_us), 0,
-	  "0..10000000",
-	  "timer period doubles up to this after rounds without work (us); <= period: fixed", "" },
-	{ "PIANO_SPIN_US", K_LONG, "20", 0, 10000000, F(spin_us), 0,
-	  "0..10000000", "waiters poll this long before blocking (us)", "" },
-	{ "PIANO_BLOCK_HELPERS", K_LONG, "1", 0, 64, F(block_helpers), 0,
-	  "0..64", "threads that run blocking callbacks", "" },
-	{ "PIANO_BLOCK_DELAY_US", K_LONG, "1000", 0, 10000000, F(block_delay_us), 0,
-	  "0..10000000", "default polling time before a blocking task goes to a helper (us)", "" },
-	{ "PIANO_BLOCK_TIMEOUT_MS", K_LONG, "100", 1, 10000, F(block_timeout_ms), 0,
-	  "1..10000", "longest sleep of one blocking call (ms)", "" },
-	{ "PIANO_LOCATION_REFRESH_US", K_LONG, "100000", 1, 10000000, F(location_refresh_us), 0,
-	  "1..10000000", "refresh period of a thread's cached location (us)", "" },
-	{ "PIANO_FINALIZE_TIMEOUT_MS", K_LONG, "5000", 0, 3600000, F(finalize_timeout_ms), 0,
-	  "0..3600000", "how long finalize drains pending ltasks (ms)", "" },
-	{ "PIANO_STATS", K_BOOL, "0", 0, 1, F(stats), 1, "0 or 1",
-	  "print per-polling-point counters at finalize", "" },
-	{ "PIANO_BIND_CPUS", K_CPUS, "", 0, 0, F(bind_cpus), 0,
-	  "hwloc cpu list (e.g. 0-3,8) or empty",
-	  "CPUs for idle, timer and helper threads (empty: anywhere)", "" },
-};
-
-#define NSETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))
+const int config_core_count = (int)(sizeof(config_core_table) / sizeof(config_core_table[0]));
 
 static const char *level_names[] = { "machine", "package", "core", "pu" };
 
@@ -80,138 +137,56 @@ const char *config_level_name(int level)
 	return level_names[level];
 }
 
-static int parse_level(const char *s, int allow_none, long *out)
-{
-	if (allow_none && strcmp(s, "none") == 0) {
-		*out = LEVEL_NONE;
-		return 0;
-	}
-	for (int i = 0; i <= LEVEL_PU; i++)
-		if (strcmp(s, level_names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	return -1;
-}
+/* Where each setting goes in struct piano_config; `add` maps a choice's
+ * index to the field's value (the idle level's list starts with "none"). */
+struct field {
+	const char *name;
+	size_t offset;
+	int is_int;
+	long add;
+};
 
-static int parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	/* strtol accepts leading blanks and '+': only plain integers here. */
-	if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
-		return -1;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
+#define F(field) offsetof(struct piano_config, field)
 
-/* A cpu list must parse and fit the field; the topology check comes later. */
-static int parse_cpus(const char *s)
-{
-	if (!*s)
-		return 0;
-	if (strlen(s) >= sizeof(((struct piano_config *)0)->bind_cpus))
-		return -1;
-	hwloc_bitmap_t b = hwloc_bitmap_alloc();
-	int rc = (!b || hwloc_bitmap_list_sscanf(b, s) < 0 || hwloc_bitmap_iszero(b)) ? -1 : 0;
-	hwloc_bitmap_free(b);
-	return rc;
-}
-
-static int parse_one(const struct setting *st, const char *s, long *v)
-{
-	switch (st->kind) {
-	case K_LEVEL: return parse_level(s, 0, v);
-	case K_LEVEL_OR_NONE: return parse_level(s, 1, v);
-	case K_CPUS: *v = 0; return parse_cpus(s);
-	case K_BOOL:
-	case K_LONG: break;
-	}
-	if (parse_long(s, st->min, st->max, v))
-		return -1;
-	/* The timer accepts 0 (off) or at least 10 us: shorter periods would
-	 * turn the "safety net" into a busy thread. */
-	if (strcmp(st->name, "PIANO_TIMER_PERIOD_US") == 0 && *v > 0 && *v < 10)
-		return -1;
-	return 0;
-}
-
-static void store(struct piano_config *cfg, const struct setting *st, const char *s, long v)
-{
-	char *p = (char *)cfg + st->offset;
-	if (st->kind == K_CPUS)
-		snprintf(p, sizeof(cfg->bind_cpus), "%s", s);
-	else if (st->is_int)
-		*(int *)p = (int)v;
-	else
-		*(long *)p = v;
-}
+static const struct field fields[] = {
+	{ "PIANO_PROGRESSION", F(progression), 1, 0 },
+	{ "PIANO_QUEUE_LEVEL", F(queue_level), 1, LEVEL_MACHINE },
+	{ "PIANO_IDLE_LEVEL", F(idle_level), 1, LEVEL_NONE },
+	{ "PIANO_IDLE_PERIOD_US", F(idle_period_us), 0, 0 },
+	{ "PIANO_IDLE_COEF", F(idle_coef), 0, 0 },
+	{ "PIANO_IDLE_YIELD_US", F(idle_yield_us), 0, 0 },
+	{ "PIANO_IDLE_BOOST", F(idle_boost), 1, 0 },
+	{ "PIANO_TIMER_PERIOD_US", F(timer_period_us), 0, 0 },
+	{ "PIANO_TIMER_MAX_US", F(timer_max_us), 0, 0 },
+	{ "PIANO_SPIN_US", F(spin_us), 0, 0 },
+	{ "PIANO_BLOCK_HELPERS", F(block_helpers), 0, 0 },
+	{ "PIANO_BLOCK_DELAY_US", F(block_delay_us), 0, 0 },
+	{ "PIANO_BLOCK_TIMEOUT_MS", F(block_timeout_ms), 0, 0 },
+	{ "PIANO_LOCATION_REFRESH_US", F(location_refresh_us), 0, 0 },
+	{ "PIANO_FINALIZE_TIMEOUT_MS", F(finalize_timeout_ms), 0, 0 },
+	{ "PIANO_STATS", F(stats), 1, 0 },
+};
 
 int config_load(struct piano_config *cfg)
 {
 	struct piano_config tmp;
 	memset(&tmp, 0, sizeof(tmp));
-	for (int i = 0; i < NSETTINGS; i++) {
-		const struct setting *st = &settings[i];
-		const char *env = getenv(st->name);
-		const char *s = (env && *env) ? env : st->def;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		long v;
-		if (parse_one(st, s, &v)) {
-			piano_warn("invalid %s='%s': accepted values are %s (%s)",
-			           st->name, s, st->range, st->help);
-			return PIANO_ECONFIG;
-		}
-		store(&tmp, st, s, v);
+		int rc = piano_setting_read(fields[i].name, &v, NULL, 0, NULL);
+		if (rc)
+			return rc;
+		char *p = (char *)&tmp + fields[i].offset;
+		if (fields[i].is_int)
+			*(int *)p = (int)(v + fields[i].add);
+		else
+			*(long *)p = v + fields[i].add;
 	}
+	long unused;
+	int rc = piano_setting_read("PIANO_BIND_CPUS", &unused, tmp.bind_cpus,
+	                            sizeof(tmp.bind_cpus), NULL);
+	if (rc)
+		return rc;
 	*cfg = tmp;
-	return 0;
-}
-
-static void format_value(const struct setting *st, const struct piano_config *cfg,
-                         char *buf, size_t len)
-{
-	const char *p = (const char *)cfg + st->offset;
-	if (st->kind == K_CPUS) {
-		snprintf(buf, len, "%s", p);
-		return;
-	}
-	long v = st->is_int ? *(const int *)p : *(const long *)p;
-	if (st->kind == K_LEVEL || st->kind == K_LEVEL_OR_NONE)
-		snprintf(buf, len, "%s", config_level_name((int)v));
-	else
-		snprintf(buf, len, "%ld", v);
-}
-
-void config_set_live(const struct piano_config *cfg)
-{
-	for (int i = 0; i < NSETTINGS; i++)
-		format_value(&settings[i], cfg, settings[i].live, sizeof(settings[i].live));
-}
-
-PIANO_API int piano_setting_count(int *n)
-{
-	if (!n)
-		return PIANO_EINVAL;
-	*n = NSETTINGS;
-	return 0;
-}
-
-PIANO_API int piano_setting_get(int index, struct piano_setting *out)
-{
-	if (!out)
-		return PIANO_EINVAL;
-	if (index < 0 || index >= NSETTINGS)
-		return PIANO_ERANGE;
-	const struct setting *st = &settings[index];
-	const char *env = getenv(st->name);
-	out->name = st->name;
-	/* Live value once initialised; otherwise what the environment says. */
-	out->value = engine_get() ? st->live : ((env && *env) ? env : st->def);
-	out->def = st->def;
-	out->range = st->range;
-	out->help = st->help;
 	return 0;
 }

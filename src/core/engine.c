@@ -9,6 +9,7 @@
  * - timer: every queue.
  */
 #include "internal.h"
+#include "settings_internal.h"
 #include "sys.h"
 
 #include <stdio.h>
@@ -127,19 +128,34 @@ PIANO_API int piano_poll_all(void) { return poll_point(true); }
 
 /* ------------------------------------------------------------ life cycle */
 
-PIANO_API int piano_init(void)
+/* piano is already initialised: overrides cannot change it any more. */
+static void report_late_overrides(const struct piano_override *ov, int n)
+{
+	for (int i = 0; ov && i < n; i++)
+		if (ov[i].name && ov[i].value && settings_differs(ov[i].name, ov[i].value))
+			piano_warn("piano_init_with: piano is already initialised; %s='%s' not "
+			           "applied (the first piano_init() fixed the settings)",
+			           ov[i].name, ov[i].value);
+}
+
+PIANO_API int piano_init_with(const struct piano_override *overrides, int n)
 {
 	int rc;
 	pthread_mutex_lock(&init_lock);
 	if (init_refcount > 0) {
+		report_late_overrides(overrides, n);
 		init_refcount++;
 		pthread_mutex_unlock(&init_lock);
 		return 0;
 	}
+	rc = settings_load(overrides, n);
+	if (rc)
+		goto undo_lock;
+	piano_settings_check_env();
 	struct piano_engine *e = calloc(1, sizeof(*e));
 	rc = PIANO_ENOMEM;
 	if (!e)
-		goto undo_lock;
+		goto undo_settings;
 	rc = config_load(&e->cfg);
 	if (rc)
 		goto undo_alloc;
@@ -152,7 +168,6 @@ PIANO_API int piano_init(void)
 	rc = threads_start(e);
 	if (rc)
 		goto undo_publish;
-	config_set_live(&e->cfg);
 	init_refcount = 1;
 	pthread_mutex_unlock(&init_lock);
 	return 0;
@@ -164,10 +179,14 @@ undo_publish:
 	topo_free(e);
 undo_alloc:
 	free(e);
+undo_settings:
+	settings_unload();
 undo_lock:
 	pthread_mutex_unlock(&init_lock);
 	return rc;
 }
+
+PIANO_API int piano_init(void) { return piano_init_with(NULL, 0); }
 
 static bool drain_pending(struct piano_engine *e)
 {
@@ -228,6 +247,7 @@ PIANO_API int piano_finalize(void)
 	pthread_mutex_destroy(&e->stats_lock);
 	topo_free(e);
 	free(e);
+	settings_unload();
 	pthread_mutex_unlock(&init_lock);
 	return 0;
 }

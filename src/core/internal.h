@@ -39,10 +39,8 @@ struct piano_config {
 	char bind_cpus[256];      /* PIANO_BIND_CPUS, hwloc list; "" = anywhere */
 };
 
-/* Reads and validates the environment. PIANO_ECONFIG after printing why. */
+/* Fills `cfg` from the registry's live values (settings_load() first). */
 int config_load(struct piano_config *cfg);
-/* Set once config_load succeeded: piano_setting_get shows live values. */
-void config_set_live(const struct piano_config *cfg);
 const char *config_level_name(int level);
 
 /* ------------------------------------------------------------------- tasks */

@@ -79,10 +79,11 @@ static long ucx_threshold(char *src, size_t srclen)
 long eager_detect(const char **source)
 {
 	static char src[300];
-	const char *env = getenv("PIANO_EAGER_LIMIT");
-	if (env && *env) {
+	int from = PIANO_SOURCE_DEFAULT;
+	long limit = pmpi_setting("PIANO_EAGER_LIMIT", &from);
+	if (from != PIANO_SOURCE_DEFAULT) {
 		*source = "PIANO_EAGER_LIMIT";
-		return pmpi_env_long("PIANO_EAGER_LIMIT", 0, 0, 2147483647L, "bytes");
+		return limit;
 	}
 	long best = cvar_min(src, sizeof(src));
 	if (mpi_uses_ucx()) {

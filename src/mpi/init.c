@@ -3,6 +3,7 @@
  * set-up used when the library is loaded after MPI_Init.
  */
 #include "mpi_internal.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,23 @@ struct pmpi_state pmpi_g;
 
 /* Extra context for a piano_init failure (set by placement()). */
 static const char *pmpi_warn_hint = "";
+
+/* What the MPI layer decides for the engine, passed to piano_init_with(). */
+struct overrides {
+	struct piano_override ov[4];
+	int n;
+	char bind[256];
+};
+
+static void override(struct overrides *o, const char *name, const char *value)
+{
+	for (int i = 0; i < o->n; i++)
+		if (strcmp(o->ov[i].name, name) == 0) {
+			o->ov[i].value = value;
+			return;
+		}
+	o->ov[o->n++] = (struct piano_override){ name, value };
+}
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready_flag;
@@ -37,33 +55,34 @@ int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
 	return 0;
 }
 
-long pmpi_env_long(const char *name, long def, long min, long max, const char *unit)
+/*
+ * A setting of either layer, through the registry: the live value after
+ * piano_init, the environment's before. An invalid value (the registry
+ * printed which and why) aborts the job: no rank can run with it.
+ */
+static long setting(const char *name, char *text, size_t len, int *source)
 {
-	const char *env = getenv(name);
-	if (!env || !*env)
-		return def;
-	char *end;
-	errno = 0;
-	long v = strtol(env, &end, 10);
-	if (errno || end == env || *end || v < min || v > max) {
-		pmpi_warn("invalid %s='%s': accepted values are %ld..%ld (%s); aborting", name, env,
-		          min, max, unit);
+	long v = 0;
+	int rc = piano_setting_read(name, &v, text, len, source);
+	if (rc) {
+		pmpi_warn("cannot read %s: %s; aborting", name, piano_strerror(rc));
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	return v;
 }
 
-/* Live value of a core setting (after piano_init). */
-static long setting_long(const char *name)
+long pmpi_setting(const char *name, int *source)
 {
-	int n = 0;
-	piano_setting_count(&n);
-	for (int i = 0; i < n; i++) {
-		struct piano_setting st;
-		if (piano_setting_get(i, &st) == 0 && strcmp(st.name, name) == 0)
-			return strtol(st.value, NULL, 10);
-	}
-	return 0;
+	return setting(name, NULL, 0, source);
+}
+
+/* The layer's table, registered before any of its settings is read. */
+static int register_settings(void)
+{
+	int rc = piano_settings_register(PMPI_LAYER, pmpi_settings_table, pmpi_settings_count);
+	if (rc)
+		pmpi_warn("cannot register the MPI layer's settings: %s", piano_strerror(rc));
+	return rc;
 }
 
 static const char *level_name(int level)
@@ -123,22 +142,16 @@ static void local_rank(void)
  * block (always; an error without helpers). */
 static void blocking_setup(void)
 {
-	const char *mode = getenv("PIANO_MPI_BLOCKING");
-	if (!mode || !*mode)
-		mode = "auto";
-	if (strcmp(mode, "auto") && strcmp(mode, "timer") && strcmp(mode, "block")) {
-		pmpi_warn("invalid PIANO_MPI_BLOCKING='%s': accepted values are auto, timer, "
-		          "block; aborting", mode);
-		PMPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	pmpi_g.blocking = mode;
-	long helpers = setting_long("PIANO_BLOCK_HELPERS");
-	if (!strcmp(mode, "block") && (helpers < 1 || !pmpi_g.threaded)) {
+	static const char *names[] = { "auto", "timer", "block" };
+	long mode = setting("PIANO_MPI_BLOCKING", NULL, 0, NULL);
+	pmpi_g.blocking = names[mode];
+	long helpers = setting("PIANO_BLOCK_HELPERS", NULL, 0, NULL);
+	if (mode == PMPI_BLOCKING_BLOCK && (helpers < 1 || !pmpi_g.threaded)) {
 		pmpi_warn("PIANO_MPI_BLOCKING=block needs background progress and "
 		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting", helpers);
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	if (!pmpi_g.threaded || helpers < 1 || !strcmp(mode, "timer"))
+	if (!pmpi_g.threaded || helpers < 1 || mode == PMPI_BLOCKING_TIMER)
 		return;
 	int rc = watch_setup();
 	if (rc)
@@ -150,15 +163,18 @@ static void blocking_setup(void)
 /*
  * PIANO_MPI_CPU_LIST="A_B_C": local rank i places its engine threads on CPU
  * list element i modulo the count (paper 002, section 3.5); each element is
- * an hwloc list ("0", "0-3,8"). It sets PIANO_BIND_CPUS for this process.
+ * an hwloc list ("0", "0-3,8"), the syntax checked by the registry. It sets
+ * PIANO_BIND_CPUS for this process.
  */
-static void placement(void)
+static void placement(struct overrides *o)
 {
-	const char *list = getenv("PIANO_MPI_CPU_LIST");
-	if (!list || !*list)
+	char list[256];
+	int src = 0, bind_src = 0;
+	setting("PIANO_MPI_CPU_LIST", list, sizeof(list), &src);
+	if (!list[0])
 		return;
-	const char *bind = getenv("PIANO_BIND_CPUS");
-	if (bind && *bind) {
+	setting("PIANO_BIND_CPUS", NULL, 0, &bind_src);
+	if (bind_src != PIANO_SOURCE_DEFAULT) {
 		pmpi_warn("PIANO_MPI_CPU_LIST and PIANO_BIND_CPUS are both set: set only one; "
 		          "aborting");
 		PMPI_Abort(MPI_COMM_WORLD, 1);
@@ -166,21 +182,14 @@ static void placement(void)
 	int n = 1;
 	for (const char *p = list; *p; p++)
 		n += *p == '_';
-	int want = pmpi_g.local_rank % n;
 	const char *start = list;
-	for (int i = 0; i < want; i++)
+	for (int i = 0; i < pmpi_g.local_rank % n; i++)
 		start = strchr(start, '_') + 1;
 	size_t len = strcspn(start, "_");
-	char elem[256];
-	if (len == 0 || len >= sizeof(elem)) {
-		pmpi_warn("invalid PIANO_MPI_CPU_LIST='%s': expected CPU lists separated by '_', "
-		          "one per local rank (e.g. 0_2_4 or 0-1_2-3); aborting", list);
-		PMPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	memcpy(elem, start, len);
-	elem[len] = '\0';
+	memcpy(o->bind, start, len);
+	o->bind[len] = '\0';
 	pmpi_warn_hint = "; PIANO_BIND_CPUS came from PIANO_MPI_CPU_LIST for this local rank";
-	setenv("PIANO_BIND_CPUS", elem, 1); /* piano_init validates it */
+	override(o, "PIANO_BIND_CPUS", o->bind); /* piano_init checks the CPUs exist */
 }
 
 /* CPUs this process may use at all (the cgroup's cpuset, not the launcher's
@@ -215,13 +224,14 @@ static int node_cpus(void)
  * spinning threads. Without idle threads the timer and the waiters poll.
  * An explicit PIANO_IDLE_LEVEL is left alone.
  */
-static void oversubscription(void)
+static void oversubscription(struct overrides *o)
 {
+	int src = 0;
 	pmpi_g.node_cpus = node_cpus();
 	pmpi_g.oversubscribed = pmpi_g.node_cpus > 0 && pmpi_g.local_size > pmpi_g.node_cpus;
-	const char *level = getenv("PIANO_IDLE_LEVEL");
-	if (pmpi_g.oversubscribed && !(level && *level))
-		setenv("PIANO_IDLE_LEVEL", "none", 1);
+	setting("PIANO_IDLE_LEVEL", NULL, 0, &src);
+	if (pmpi_g.oversubscribed && src == PIANO_SOURCE_DEFAULT)
+		override(o, "PIANO_IDLE_LEVEL", "none");
 }
 
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
@@ -232,32 +242,35 @@ static void setup(int real)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	snprintf(tag, sizeof(tag), "rank %d", rank);
 	warn_set_tag(tag); /* before piano_init starts any thread */
+	if (register_settings())
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	struct overrides o = { .n = 0 };
 	local_rank();
-	placement();
-	oversubscription();
+	placement(&o);
+	oversubscription(&o);
 	long async = 0;
 	cvar_open();
 	if (real < MPI_THREAD_MULTIPLE) {
 		pmpi_warn("the MPI library provides %s, not MPI_THREAD_MULTIPLE: piano runs in "
 		          "explicit-polling mode, without background progress",
 		          level_name(real));
-		setenv("PIANO_PROGRESSION", "0", 1);
+		override(&o, "PIANO_PROGRESSION", "0");
 	} else if (cvar_read_named("MPIR_CVAR_ASYNC_PROGRESS", &async) == 0 && async) {
 		/* Two progress engines on the same cores only compete: MPICH's
 		 * pt2pt/sendrecv2 with both ran 10x slower than with its own. */
 		pmpi_warn("MPICH's own progress thread is on (MPIR_CVAR_ASYNC_PROGRESS): piano "
 		          "runs in explicit-polling mode, without threads of its own");
-		setenv("PIANO_PROGRESSION", "0", 1);
+		override(&o, "PIANO_PROGRESSION", "0");
 	}
-	int rc = piano_init();
+	int rc = piano_init_with(o.ov, o.n);
 	if (rc == PIANO_ESYS && real == MPI_THREAD_MULTIPLE) {
 		/* Threads could not be created (process limit, memory): the
 		 * application still runs correctly with explicit polling. */
 		pmpi_warn("cannot start piano's threads (%s, reported above): piano runs in "
 		          "explicit-polling mode, without background progress",
 		          piano_strerror(rc));
-		setenv("PIANO_PROGRESSION", "0", 1);
-		rc = piano_init();
+		override(&o, "PIANO_PROGRESSION", "0");
+		rc = piano_init_with(o.ov, o.n);
 	}
 	if (rc) {
 		pmpi_warn("piano_init failed: %s; aborting%s%s", piano_strerror(rc),
@@ -269,9 +282,8 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
-	pmpi_g.stats = setting_long("PIANO_STATS") != 0;
-	pmpi_g.linger_ns = (uint64_t)pmpi_env_long("PIANO_MPI_LINGER_US", 10000, 0, 10000000,
-	                                           "microseconds") * 1000u;
+	pmpi_g.stats = setting("PIANO_STATS", NULL, 0, NULL) != 0;
+	pmpi_g.linger_ns = (uint64_t)setting("PIANO_MPI_LINGER_US", NULL, 0, NULL) * 1000u;
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	cvar_close();
 	rc = progress_setup();
@@ -309,19 +321,17 @@ void pmpi_ensure(void)
  */
 static int piano_thread_request(void)
 {
-	static const char *names[] = { "single", "funneled", "serialized", "multiple" };
 	static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
 	                              MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE };
-	const char *env = getenv("PIANO_MPI_THREAD_LEVEL");
-	if (!env || !*env)
-		return MPI_THREAD_MULTIPLE;
-	for (int i = 0; i < 4; i++)
-		if (strcmp(env, names[i]) == 0)
-			return levels[i];
-	/* MPI is not initialised yet: no PMPI_Abort possible. */
-	pmpi_warn("invalid PIANO_MPI_THREAD_LEVEL='%s': accepted values are single, funneled, "
-	          "serialized, multiple; exiting", env);
-	exit(1);
+	long choice = 0;
+	/* MPI is not initialised yet: no PMPI_Abort possible; the registry
+	 * said what is wrong. */
+	if (register_settings() ||
+	    piano_setting_read("PIANO_MPI_THREAD_LEVEL", &choice, NULL, 0, NULL)) {
+		pmpi_warn("exiting");
+		exit(1);
+	}
+	return levels[choice];
 }
 
 PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)

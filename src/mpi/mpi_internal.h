@@ -169,9 +169,10 @@ void cvar_close(void);
 bool cvar_available(void);
 int cvar_read(int index, MPI_Datatype dt, long *out);
 int cvar_read_named(const char *name, long *out);
-/* Validated integer environment variable; aborts the job with a message
- * naming the variable and the accepted range when it is invalid. */
-long pmpi_env_long(const char *name, long def, long min, long max, const char *unit);
+/* A registered setting of either layer (live after piano_init); `source`
+ * (PIANO_SOURCE_*) may be NULL. An invalid value aborts the job after the
+ * registry named the variable and its accepted values. */
+long pmpi_setting(const char *name, int *source);
 void pmpi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);
 

@@ -2,7 +2,7 @@
 # piano_run.sh CASE FLAVOUR PIANO-RUN PROGRAM LAUNCHER...: piano-run under
 # the MPI's launcher (LAUNCHER... is e.g. "mpiexec.mpich -n 2"), with PROGRAM
 # (an MPI program for the C cases, python3 for the mpi4py case) started
-#   env       as: piano-run env PIANO_TEST_X=1 PROGRAM
+#   env       as: piano-run env TEST_ENV_X=1 PROGRAM
 #   script    as: piano-run WRAPPER PROGRAM, WRAPPER a shell script that
 #             runs PROGRAM as its child
 #   dashdash  as: piano-run -- PROGRAM
@@ -31,7 +31,7 @@ fail() {
 }
 
 case $case in
-env) set -- "$@" "$piano_run" env PIANO_TEST_X=1 "$program" ;;
+env) set -- "$@" "$piano_run" env TEST_ENV_X=1 "$program" ;;
 script)
 	# Not the last command of the script: the shell must fork it.
 	printf '%s\n' '#!/bin/sh' '"$@"' 'status=$?' 'exit $status' >"$tmp/wrapper.sh"

@@ -24,7 +24,7 @@ cat >"$tmp/app.py" <<'PY'
 import os, re, subprocess, sys
 from mpi4py import MPI
 rank = MPI.COMM_WORLD.Get_rank()
-expected = [e for e in re.split("[: ]", os.environ.get("PIANO_TEST_USER_PRELOAD", "")) if e]
+expected = [e for e in re.split("[: ]", os.environ.get("TEST_USER_PRELOAD", "")) if e]
 out = subprocess.run(["/bin/sh", "-c",
                       'if [ -n "${LD_PRELOAD+x}" ]; then printf "=%s\\n" "$LD_PRELOAD"; '
                       'else echo unset; fi; grep -c libpiano-mpi- /proc/$$/maps'],
@@ -36,7 +36,7 @@ print(f"python rank {rank}: child LD_PRELOAD {seen}, expected {expected or None}
 MPI.COMM_WORLD.Barrier()
 sys.exit(0 if ok else 1)
 PY
-out=$(PIANO_TEST_USER_PRELOAD=${LD_PRELOAD:-} PIANO_STATS=1 "$@" "$piano_run" "$python" "$tmp/app.py" 2>&1)
+out=$(TEST_USER_PRELOAD=${LD_PRELOAD:-} PIANO_STATS=1 "$@" "$piano_run" "$python" "$tmp/app.py" 2>&1)
 status=$?
 printf '%s\n' "$out" | grep -E '^python rank|^# piano-mpi rank|piano-run:|Error'
 ranks=$(printf '%s\n' "$out" | grep -c '^# piano-mpi rank [01] ')

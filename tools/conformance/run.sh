@@ -134,7 +134,7 @@ trap 'exit 130' INT TERM
 kill_tagged() {
 	local f pids=()
 	# The tag is not in this script's own environment: only the runs have it.
-	for f in $(grep -lszx "PIANO_CONFORMANCE_TAG=$tag" /proc/[0-9]*/environ || true); do
+	for f in $(grep -lszx "CONFORMANCE_RUN_TAG=$tag" /proc/[0-9]*/environ || true); do
 		f=${f#/proc/}
 		pids+=("${f%/environ}")
 	done
@@ -244,7 +244,7 @@ run_one() {
 	local t0 t1
 	t0=$(now_us)
 	rc=0
-	(cd "$cwd" && exec env PIANO_CONFORMANCE_TAG="$tag" "${envv[@]}" \
+	(cd "$cwd" && exec env CONFORMANCE_RUN_TAG="$tag" "${envv[@]}" \
 		timeout -k 5 "$limit" "${launch[@]}" "$@") >>"$log" 2>&1 </dev/null || rc=$?
 	t1=$(now_us)
 	kill_tagged

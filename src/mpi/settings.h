@@ -1,0 +1,21 @@
+/*
+ * The MPI layer's settings table (settings.c). It includes no MPI header, so
+ * that piano-info, which links no MPI, lists and documents these settings
+ * too.
+ */
+#ifndef PIANO_MPI_SETTINGS_H
+#define PIANO_MPI_SETTINGS_H
+
+#include <piano/settings.h>
+
+#define PMPI_LAYER "mpi"
+
+/* Indices of PIANO_MPI_THREAD_LEVEL's and PIANO_MPI_BLOCKING's choices. */
+enum pmpi_thread_choice { PMPI_LEVEL_SINGLE, PMPI_LEVEL_FUNNELED, PMPI_LEVEL_SERIALIZED,
+	                  PMPI_LEVEL_MULTIPLE };
+enum pmpi_blocking_choice { PMPI_BLOCKING_AUTO, PMPI_BLOCKING_TIMER, PMPI_BLOCKING_BLOCK };
+
+extern const struct piano_setting_spec pmpi_settings_table[];
+extern const int pmpi_settings_count;
+
+#endif
