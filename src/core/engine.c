@@ -171,7 +171,7 @@ undo_lock:
 
 static bool drain_pending(struct piano_engine *e)
 {
-	return engine_has_work(e) ||
+	return queue_any_busy(e) ||
 	       atomic_load(&e->helpers.nfree) < e->helpers.nthreads;
 }
 

@@ -164,6 +164,11 @@ static inline struct piano_engine *engine_get(void)
 	return atomic_load_explicit(&piano_engine_g, memory_order_acquire);
 }
 
+static inline bool engine_stopping(struct piano_engine *e)
+{
+	return atomic_load_explicit(&e->stopping, memory_order_acquire);
+}
+
 /* topo.c */
 int topo_build(struct piano_engine *e);
 void topo_free(struct piano_engine *e);
@@ -181,17 +186,24 @@ struct poller {
 };
 
 /* queue.c */
-void queue_push(struct piano_engine *e, struct piano_queue *q, struct piano_ltask *t);
+void queue_push(struct piano_queue *q, struct piano_ltask *t);
 unsigned queue_poll(struct poller *p, struct piano_queue *q);
 static inline bool queue_busy(struct piano_queue *q)
 {
 	return atomic_load_explicit(&q->nlive, memory_order_seq_cst) > 0;
 }
-bool engine_has_work(struct piano_engine *e);
-void engine_wake_parked(struct piano_engine *e);
+/* Whether any queue holds a task. */
+bool queue_any_busy(const struct piano_engine *e);
+
+/* park.c */
+void park_wait(struct piano_engine *e, uint64_t timeout_ns);
+void park_nap(struct piano_engine *e, uint64_t ns);
+void park_notify(struct piano_engine *e);
+void park_wake(struct piano_engine *e);
 
 /* ltask.c */
 void ltask_finish(struct piano_ltask *t, unsigned done);
+void ltask_enqueue(struct piano_engine *e, struct piano_ltask *t);
 unsigned ltask_run(struct poller *p, struct piano_ltask *t);
 extern _Thread_local struct piano_ltask *ltask_current_tls;
 

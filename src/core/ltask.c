@@ -41,6 +41,12 @@ void ltask_finish(struct piano_ltask *t, unsigned done)
 	piano_cond_signal(&t->done, done); /* last access to t */
 }
 
+void ltask_enqueue(struct piano_engine *e, struct piano_ltask *t)
+{
+	queue_push(&e->queues[t->queue], t);
+	park_notify(e);
+}
+
 static bool ltask_handoff(struct poller *p, struct piano_ltask *t)
 {
 	uint64_t now = sys_now_ns();
@@ -243,7 +249,7 @@ PIANO_API int piano_ltask_submit(piano_ltask_t *t)
 	 * event unwatched while no poller runs (no idle core, long timer). */
 	if (t->block && !t->block_delay_ns && helpers_try_take(e, t))
 		return 0;
-	queue_push(e, &e->queues[t->queue], t);
+	ltask_enqueue(e, t);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * Progression threads: idle threads (SCHED_IDLE, bound, throttled), the
  * timer thread (normal priority, periodic) and the blocking helpers.
- * All of them park on engine->park_seq when no queue holds a task.
+ * Idle and timer threads park (park.c) when no queue holds a task.
  */
 #include "internal.h"
 #include "sys.h"
@@ -12,21 +12,6 @@
 static atomic_flag warned_idle = ATOMIC_FLAG_INIT;
 static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
 static atomic_flag warned_bind = ATOMIC_FLAG_INIT;
-
-static bool stopping(struct piano_engine *e)
-{
-	return atomic_load_explicit(&e->stopping, memory_order_acquire);
-}
-
-/* Sleeps until a submit bumps park_seq (or timeout_ns, 0 = none). */
-static void park(struct piano_engine *e, uint64_t timeout_ns)
-{
-	uint32_t seq = atomic_load_explicit(&e->park_seq, memory_order_seq_cst);
-	atomic_fetch_add_explicit(&e->nparked, 1, memory_order_seq_cst);
-	if (!engine_has_work(e) && !stopping(e))
-		sys_futex_wait((uint32_t *)&e->park_seq, seq, timeout_ns);
-	atomic_fetch_sub_explicit(&e->nparked, 1, memory_order_seq_cst);
-}
 
 /* ------------------------------------------------------------ idle threads */
 
@@ -48,22 +33,13 @@ struct idle_thread {
 	pthread_t tid;
 };
 
-/* Sleeps for ns, or until threads_stop() or a submit wakes parked threads:
- * finalize never waits for a long idle pause or timer period. */
-static void engine_sleep(struct piano_engine *e, uint64_t ns)
-{
-	uint32_t seq = atomic_load_explicit(&e->park_seq, memory_order_seq_cst);
-	if (!stopping(e))
-		sys_futex_wait((uint32_t *)&e->park_seq, seq, ns);
-}
-
 /* sleep: pause by sleeping even below PIANO_IDLE_YIELD_US. */
 static void pause_us(struct piano_engine *e, long us, bool sleep)
 {
 	const struct piano_config *cfg = &e->cfg;
-	/* us > 0: engine_sleep(0) would mean "no timeout". */
+	/* us > 0: park_nap(0) would mean "no timeout". */
 	if (us > 0 && (us >= cfg->idle_yield_us || sleep)) {
-		engine_sleep(e, (uint64_t)us * 1000u);
+		park_nap(e, (uint64_t)us * 1000u);
 		return;
 	}
 	/* Sleeps shorter than the timer slack (~50 us) are not honoured by the
@@ -187,7 +163,7 @@ static void *idle_main(void *arg)
 	p.idle_thread = idle_can_boost(e);
 	bool starved = false;
 	uint64_t quiet_since = 0; /* start of the current run of rounds without work */
-	for (uint64_t r = 0; !stopping(e); r++) {
+	for (uint64_t r = 0; !engine_stopping(e); r++) {
 		bool busy = true;
 		unsigned work = 0;
 		/* After a pause that lasted far longer than asked, other threads
@@ -203,10 +179,10 @@ static void *idle_main(void *arg)
 			us = 0; /* work begets work (a transfer in flight): only yield */
 		else if (busy)
 			us = cfg->idle_period_us;
-		else if (engine_has_work(e))
+		else if (queue_any_busy(e))
 			us = cfg->idle_period_us * cfg->idle_coef;
 		else {
-			park(e, 0);
+			park_wait(e, 0);
 			starved = false;
 			quiet_since = 0;
 			continue;
@@ -336,14 +312,14 @@ static void *timer_main(void *arg)
 	bind_thread(e, e->bind_set);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_TIMER);
-	while (!stopping(e)) {
-		if (!engine_has_work(e)) {
-			park(e, 0);
+	while (!engine_stopping(e)) {
+		if (!queue_any_busy(e)) {
+			park_wait(e, 0);
 			sleep_ns = period;
 			continue;
 		}
-		engine_sleep(e, sleep_ns);
-		if (stopping(e))
+		park_nap(e, sleep_ns);
+		if (engine_stopping(e))
 			break;
 		/* A queue counts as unpolled after the base period, whatever
 		 * the current sleep: others' polls keep the timer quiet. */
@@ -361,7 +337,7 @@ bool helpers_try_take(struct piano_engine *e, struct piano_ltask *t)
 	struct helper_pool *h = &e->helpers;
 	long f = atomic_load_explicit(&h->nfree, memory_order_relaxed);
 	do {
-		if (f <= 0 || stopping(e))
+		if (f <= 0 || engine_stopping(e))
 			return false;
 	} while (!atomic_compare_exchange_weak(&h->nfree, &f, f - 1));
 	atomic_store_explicit(&t->state, PIANO_LTASK_BLOCKED, memory_order_relaxed);
@@ -377,7 +353,7 @@ static void helper_resubmit(struct piano_engine *e, struct piano_ltask *t)
 {
 	t->first_poll_ns = 0;
 	atomic_store_explicit(&t->state, PIANO_LTASK_QUEUED, memory_order_relaxed);
-	queue_push(e, &e->queues[t->queue], t);
+	ltask_enqueue(e, t);
 }
 
 /* Returns true when t finished (and must not be touched again). */
@@ -402,7 +378,7 @@ static void helper_serve(struct piano_engine *e, struct poller *p, struct piano_
 	for (;;) {
 		if (helper_check_req(t))
 			return;
-		if (stopping(e))
+		if (engine_stopping(e))
 			break;
 		int r = t->block(t->arg, (int)e->cfg.block_timeout_ms);
 		if (helper_check_req(t))
@@ -430,7 +406,7 @@ static void *helper_main(void *arg)
 	poller_init(&p, e, PIANO_POINT_BLOCK);
 	pthread_mutex_lock(&h->lock);
 	for (;;) {
-		while (!h->head && !stopping(e))
+		while (!h->head && !engine_stopping(e))
 			pthread_cond_wait(&h->cond, &h->lock);
 		if (!h->head)
 			break;
@@ -496,7 +472,7 @@ void threads_stop(struct piano_engine *e)
 {
 	struct helper_pool *h = &e->helpers;
 	atomic_store_explicit(&e->stopping, 1, memory_order_release);
-	engine_wake_parked(e);
+	park_wake(e);
 	for (int i = 0; i < e->nidle; i++) {
 		pthread_join(e->idle_threads[i].tid, NULL);
 		free(e->idle_threads[i].down);
