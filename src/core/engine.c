@@ -172,7 +172,7 @@ undo_lock:
 static bool drain_pending(struct piano_engine *e)
 {
 	return queue_any_busy(e) ||
-	       atomic_load(&e->helpers.nfree) < e->helpers.nthreads;
+	       atomic_load(&e->handoff.nfree) < e->nhelpers;
 }
 
 /* Runs pending tasks from the calling thread until none is left or the
@@ -292,7 +292,7 @@ PIANO_API int piano_thread_count(int point, int *n)
 	switch (point) {
 	case PIANO_POINT_IDLE: *n = e->nidle; return 0;
 	case PIANO_POINT_TIMER: *n = e->has_timer; return 0;
-	case PIANO_POINT_BLOCK: *n = e->helpers.nthreads; return 0;
+	case PIANO_POINT_BLOCK: *n = e->nhelpers; return 0;
 	case PIANO_POINT_EXPLICIT: *n = 0; return 0;
 	default: return PIANO_EINVAL;
 	}

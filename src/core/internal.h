@@ -121,13 +121,12 @@ struct stats_block {
 
 struct idle_thread;
 
-struct helper_pool {
+/* handoff.c: tasks handed from a queue to a blocking helper. */
+struct handoff {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct piano_ltask *head;    /* handed-off tasks, protected by lock */
 	_Atomic long nfree;          /* helpers ready to take a task */
-	pthread_t *threads;
-	int nthreads;
 };
 
 struct piano_engine {
@@ -150,7 +149,9 @@ struct piano_engine {
 	int nidle;
 	pthread_t timer_thread;
 	int has_timer;
-	struct helper_pool helpers;
+	struct handoff handoff;
+	pthread_t *helper_threads;
+	int nhelpers;
 	hwloc_bitmap_t bind_set;    /* PIANO_BIND_CPUS parsed, NULL = anywhere */
 
 	pthread_mutex_t stats_lock;
@@ -174,6 +175,8 @@ int topo_build(struct piano_engine *e);
 void topo_free(struct piano_engine *e);
 int topo_queue_for_set(const struct piano_engine *e, hwloc_const_cpuset_t set);
 int topo_level_type(int level, hwloc_obj_type_t *type);
+/* Binds the calling thread to `set` (NULL = the machine) within PIANO_BIND_CPUS. */
+void topo_bind_thread(struct piano_engine *e, hwloc_const_cpuset_t set);
 
 /* Poller context: who polls, and its counters. */
 struct poller {
@@ -220,8 +223,22 @@ bool engine_has_threads(const struct piano_engine *e);
 /* threads.c */
 int threads_start(struct piano_engine *e);
 void threads_stop(struct piano_engine *e);
-bool helpers_try_take(struct piano_engine *e, struct piano_ltask *t);
+
+/* helpers.c */
+int helpers_start(struct piano_engine *e);
 void helpers_stop(struct piano_engine *e);
+
+/* handoff.c */
+void handoff_init(struct handoff *h);
+void handoff_destroy(struct handoff *h);
+/* Gives t to a free helper; false if none is free or the engine stops. */
+bool handoff_offer(struct piano_engine *e, struct piano_ltask *t);
+/* Waits for a task; NULL once the engine stops and none is left. */
+struct piano_ltask *handoff_take(struct piano_engine *e);
+/* A helper is ready to take a task. */
+void handoff_ready(struct handoff *h);
+/* Wakes the helpers waiting in handoff_take (the engine stops). */
+void handoff_close(struct handoff *h);
 
 /* stats.c */
 struct stats_block *stats_local(struct piano_engine *e);

@@ -57,7 +57,7 @@ static bool ltask_handoff(struct poller *p, struct piano_ltask *t)
 	} else if (now - t->first_poll_ns < t->block_delay_ns) {
 		return false;
 	}
-	return helpers_try_take(p->e, t);
+	return handoff_offer(p->e, t);
 }
 
 /*
@@ -247,7 +247,7 @@ PIANO_API int piano_ltask_submit(piano_ltask_t *t)
 	t->queue = t->bound_queue >= 0 ? t->bound_queue : engine_bind_queue(e);
 	/* Event-driven: waiting for a poller to hand it over would leave the
 	 * event unwatched while no poller runs (no idle core, long timer). */
-	if (t->block && !t->block_delay_ns && helpers_try_take(e, t))
+	if (t->block && !t->block_delay_ns && handoff_offer(e, t))
 		return 0;
 	ltask_enqueue(e, t);
 	return 0;

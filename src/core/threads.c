@@ -1,7 +1,7 @@
 /*
  * Progression threads: idle threads (SCHED_IDLE, bound, throttled), the
- * timer thread (normal priority, periodic) and the blocking helpers.
- * Idle and timer threads park (park.c) when no queue holds a task.
+ * timer thread (normal priority, periodic); the blocking helpers are in
+ * helpers.c. Idle and timer threads park (park.c) when no queue holds a task.
  */
 #include "internal.h"
 #include "sys.h"
@@ -11,7 +11,6 @@
 
 static atomic_flag warned_idle = ATOMIC_FLAG_INIT;
 static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
-static atomic_flag warned_bind = ATOMIC_FLAG_INIT;
 
 /* ------------------------------------------------------------ idle threads */
 
@@ -73,24 +72,10 @@ static unsigned idle_round(struct poller *p, struct idle_thread *it, uint64_t r,
 	return work;
 }
 
-/* Binds the calling thread to `set` restricted to PIANO_BIND_CPUS. */
-static void bind_thread(struct piano_engine *e, hwloc_const_cpuset_t set)
-{
-	hwloc_bitmap_t b = hwloc_bitmap_dup(set ? set : hwloc_topology_get_topology_cpuset(e->topo));
-	if (!b)
-		return;
-	if (e->bind_set)
-		hwloc_bitmap_and(b, b, e->bind_set);
-	if (!hwloc_bitmap_iszero(b) && hwloc_set_cpubind(e->topo, b, HWLOC_CPUBIND_THREAD) != 0 &&
-	    !atomic_flag_test_and_set(&warned_bind))
-		piano_warn("cannot bind piano threads (hwloc_set_cpubind failed); they run unbound");
-	hwloc_bitmap_free(b);
-}
-
 static void idle_setup(struct idle_thread *it)
 {
 	struct piano_engine *e = it->e;
-	bind_thread(e, it->obj->cpuset);
+	topo_bind_thread(e, it->obj->cpuset);
 	if (sys_sched_idle() != 0) {
 		if (!atomic_flag_test_and_set(&warned_idle))
 			piano_warn("SCHED_IDLE unavailable; idle threads run at the lowest "
@@ -309,7 +294,7 @@ static void *timer_main(void *arg)
 	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the
 	 * creator's binding, and an MPI launcher binds each rank to one core,
 	 * where the timer would only take time from its own rank. */
-	bind_thread(e, e->bind_set);
+	topo_bind_thread(e, e->bind_set);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_TIMER);
 	while (!engine_stopping(e)) {
@@ -330,125 +315,11 @@ static void *timer_main(void *arg)
 	return NULL;
 }
 
-/* --------------------------------------------------------- blocking helpers */
-
-bool helpers_try_take(struct piano_engine *e, struct piano_ltask *t)
-{
-	struct helper_pool *h = &e->helpers;
-	long f = atomic_load_explicit(&h->nfree, memory_order_relaxed);
-	do {
-		if (f <= 0 || engine_stopping(e))
-			return false;
-	} while (!atomic_compare_exchange_weak(&h->nfree, &f, f - 1));
-	atomic_store_explicit(&t->state, PIANO_LTASK_BLOCKED, memory_order_relaxed);
-	pthread_mutex_lock(&h->lock);
-	t->next = h->head;
-	h->head = t;
-	pthread_cond_signal(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-	return true;
-}
-
-static void helper_resubmit(struct piano_engine *e, struct piano_ltask *t)
-{
-	t->first_poll_ns = 0;
-	atomic_store_explicit(&t->state, PIANO_LTASK_QUEUED, memory_order_relaxed);
-	ltask_enqueue(e, t);
-}
-
-/* Returns true when t finished (and must not be touched again). */
-static bool helper_check_req(struct piano_ltask *t)
-{
-	unsigned req = atomic_load_explicit(&t->req, memory_order_acquire);
-	if (!req)
-		return false;
-	ltask_finish(t, (req & REQ_CANCEL) ? DONE_CANCELED : DONE_COMPLETED);
-	return true;
-}
-
-/*
- * Serves one handed-off task: block, and after an event run the task at
- * once rather than wait for a poller. A task with a blocking delay goes
- * back to its queue afterwards; a task with delay 0 is purely event-driven
- * and stays with the helper (block, run, block...) until it finishes, an
- * error, or the engine stops.
- */
-static void helper_serve(struct piano_engine *e, struct poller *p, struct piano_ltask *t)
-{
-	for (;;) {
-		if (helper_check_req(t))
-			return;
-		if (engine_stopping(e))
-			break;
-		int r = t->block(t->arg, (int)e->cfg.block_timeout_ms);
-		if (helper_check_req(t))
-			return;
-		if (r > 0) {
-			p->t0 = sys_now_ns();
-			unsigned w = ltask_run(p, t);
-			poller_end_round(p, w >> 1);
-			if (w & 1u)
-				return;
-		}
-		if (r < 0 || t->block_delay_ns)
-			break;
-	}
-	helper_resubmit(e, t);
-}
-
-static void *helper_main(void *arg)
-{
-	struct piano_engine *e = arg;
-	struct helper_pool *h = &e->helpers;
-	sys_thread_name("piano-block");
-	bind_thread(e, e->bind_set); /* see timer_main */
-	struct poller p;
-	poller_init(&p, e, PIANO_POINT_BLOCK);
-	pthread_mutex_lock(&h->lock);
-	for (;;) {
-		while (!h->head && !engine_stopping(e))
-			pthread_cond_wait(&h->cond, &h->lock);
-		if (!h->head)
-			break;
-		struct piano_ltask *t = h->head;
-		h->head = t->next;
-		pthread_mutex_unlock(&h->lock);
-		helper_serve(e, &p, t);
-		atomic_fetch_add(&h->nfree, 1);
-		pthread_mutex_lock(&h->lock);
-	}
-	pthread_mutex_unlock(&h->lock);
-	return NULL;
-}
-
-static int helpers_start(struct piano_engine *e)
-{
-	struct helper_pool *h = &e->helpers;
-	int n = (int)e->cfg.block_helpers;
-	if (n == 0)
-		return 0;
-	h->threads = calloc((size_t)n, sizeof(pthread_t));
-	if (!h->threads)
-		return PIANO_ENOMEM;
-	for (int i = 0; i < n; i++) {
-		int err = pthread_create(&h->threads[i], NULL, helper_main, e);
-		if (err) {
-			piano_warn("cannot create a blocking helper thread: %s", strerror(err));
-			return PIANO_ESYS;
-		}
-		h->nthreads++;
-		atomic_fetch_add(&h->nfree, 1);
-	}
-	return 0;
-}
-
 /* ---------------------------------------------------------------- control */
 
 int threads_start(struct piano_engine *e)
 {
-	struct helper_pool *h = &e->helpers;
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
+	handoff_init(&e->handoff);
 	if (!e->cfg.progression)
 		return 0;
 	int rc = idle_start(e);
@@ -470,7 +341,6 @@ int threads_start(struct piano_engine *e)
 
 void threads_stop(struct piano_engine *e)
 {
-	struct helper_pool *h = &e->helpers;
 	atomic_store_explicit(&e->stopping, 1, memory_order_release);
 	park_wake(e);
 	for (int i = 0; i < e->nidle; i++) {
@@ -483,15 +353,6 @@ void threads_stop(struct piano_engine *e)
 	if (e->has_timer)
 		pthread_join(e->timer_thread, NULL);
 	e->has_timer = 0;
-	pthread_mutex_lock(&h->lock);
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-	for (int i = 0; i < h->nthreads; i++)
-		pthread_join(h->threads[i], NULL);
-	free(h->threads);
-	h->threads = NULL;
-	h->nthreads = 0;
-	atomic_store(&h->nfree, 0);
-	pthread_mutex_destroy(&h->lock);
-	pthread_cond_destroy(&h->cond);
+	helpers_stop(e);
+	handoff_destroy(&e->handoff);
 }
