@@ -74,7 +74,7 @@ static int spin_phase(piano_cond_t *c, uint32_t mask, uint64_t deadline, int pol
 	int leaf = 0;
 	if (e) {
 		poller_init(&p, e, PIANO_POINT_EXPLICIT);
-		leaf = engine_local_leaf(e);
+		leaf = location_leaf(e);
 		/* The branch poll already covers the task's queue if it is an
 		 * ancestor of ours (or everything in no-thread mode). */
 		for (int q = leaf; q >= 0 && poll_queue >= 0; q = e->queues[q].parent)
@@ -90,7 +90,7 @@ static int spin_phase(piano_cond_t *c, uint32_t mask, uint64_t deadline, int pol
 			unsigned work = 0;
 			if (poll_queue >= 0)
 				work = queue_poll(&p, &e->queues[poll_queue]);
-			work += engine_poll_branch(&p, leaf);
+			work += poll_branch(&p, leaf);
 			poller_end_round(&p, work);
 		} else {
 			sys_cpu_relax();

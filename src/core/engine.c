@@ -1,12 +1,5 @@
 /*
- * Engine life cycle, thread location cache and polling policies.
- *
- * Polling policy per point:
- * - explicit (piano_poll, waits): the local leaf queue, then every ancestor;
- *   in no-thread mode every queue, since nobody else polls;
- * - idle threads: their subtree, and ancestors at a frequency divided by the
- *   number of siblings below them (threads.c);
- * - timer: every queue.
+ * Engine life cycle (piano_init, piano_finalize) and introspection.
  */
 #include "internal.h"
 #include "sys.h"
@@ -20,110 +13,6 @@ _Atomic(struct piano_engine *) piano_engine_g;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int init_refcount;   /* protected by init_lock */
 static unsigned gen_counter; /* protected by init_lock */
-
-/* Per-thread cache of where the thread runs and how it is bound. Refreshed
- * every PIANO_LOCATION_REFRESH_US: asking the OS (sched_getcpu + hwloc
- * get_cpubind) on every poll would cost more than the poll. */
-struct location {
-	unsigned gen;
-	int leaf;
-	int bindq;
-	uint64_t stamp;
-};
-static _Thread_local struct location loc_tls;
-
-static void location_refresh(struct piano_engine *e)
-{
-	uint64_t now = sys_now_coarse_ns();
-	if (loc_tls.gen == e->gen &&
-	    now - loc_tls.stamp < (uint64_t)e->cfg.location_refresh_us * 1000u)
-		return;
-	int cpu = sys_current_cpu();
-	loc_tls.leaf = (cpu >= 0 && cpu < e->ncpus) ? e->cpu_leaf[cpu] : 0;
-	loc_tls.bindq = 0;
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	if (set && hwloc_get_cpubind(e->topo, set, HWLOC_CPUBIND_THREAD) == 0)
-		loc_tls.bindq = topo_queue_for_set(e, set);
-	hwloc_bitmap_free(set);
-	loc_tls.stamp = now;
-	loc_tls.gen = e->gen;
-}
-
-int engine_local_leaf(struct piano_engine *e)
-{
-	location_refresh(e);
-	return loc_tls.leaf;
-}
-
-int engine_bind_queue(struct piano_engine *e)
-{
-	location_refresh(e);
-	return loc_tls.bindq;
-}
-
-bool engine_has_threads(const struct piano_engine *e)
-{
-	return e->nidle > 0 || e->has_timer;
-}
-
-void poller_init(struct poller *p, struct piano_engine *e, int point)
-{
-	memset(p, 0, sizeof(*p));
-	p->e = e;
-	p->point = point;
-	p->st = stats_local(e);
-}
-
-void poller_end_round(struct poller *p, unsigned work)
-{
-	if (p->boosted) {
-		sys_sched_idle();
-		p->boosted = false;
-	}
-	stats_add(p->st, p->point, STAT_ROUNDS, 1);
-	if (!work)
-		stats_add(p->st, p->point, STAT_EMPTY, 1);
-	if (p->t0) {
-		stats_add(p->st, p->point, STAT_TIME, sys_now_ns() - p->t0);
-		p->t0 = 0;
-	}
-}
-
-unsigned engine_poll_all(struct poller *p)
-{
-	unsigned work = 0;
-	for (int i = p->e->nqueues - 1; i >= 0; i--)
-		work += queue_poll(p, &p->e->queues[i]);
-	return work;
-}
-
-unsigned engine_poll_branch(struct poller *p, int leaf)
-{
-	struct piano_engine *e = p->e;
-	if (!e->cfg.progression)
-		return engine_poll_all(p);
-	unsigned work = 0;
-	for (int q = leaf; q >= 0; q = e->queues[q].parent)
-		work += queue_poll(p, &e->queues[q]);
-	return work;
-}
-
-static int poll_point(bool all)
-{
-	struct piano_engine *e = engine_get();
-	if (!e)
-		return PIANO_ENOTINIT;
-	if (ltask_current_tls)
-		return 0; /* not re-entrant: we may hold the queue of the caller */
-	struct poller p;
-	poller_init(&p, e, PIANO_POINT_EXPLICIT);
-	unsigned work = all ? engine_poll_all(&p) : engine_poll_branch(&p, engine_local_leaf(e));
-	poller_end_round(&p, work);
-	return work > (unsigned)INT32_MAX ? INT32_MAX : (int)work;
-}
-
-PIANO_API int piano_poll(void) { return poll_point(false); }
-PIANO_API int piano_poll_all(void) { return poll_point(true); }
 
 /* ------------------------------------------------------------ life cycle */
 
@@ -182,7 +71,7 @@ static void drain(struct piano_engine *e, uint64_t deadline)
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_EXPLICIT);
 	while (drain_pending(e) && sys_now_ns() < deadline) {
-		unsigned work = engine_poll_all(&p);
+		unsigned work = poll_all(&p);
 		poller_end_round(&p, work);
 		if (!work)
 			sys_yield();
@@ -278,7 +167,7 @@ PIANO_API int piano_queue_local(int *index)
 		return PIANO_EINVAL;
 	if (!e)
 		return PIANO_ENOTINIT;
-	*index = engine_local_leaf(e);
+	*index = location_leaf(e);
 	return 0;
 }
 

@@ -170,6 +170,12 @@ static inline bool engine_stopping(struct piano_engine *e)
 	return atomic_load_explicit(&e->stopping, memory_order_acquire);
 }
 
+/* Whether anything besides explicit polling makes progress. */
+static inline bool engine_has_threads(const struct piano_engine *e)
+{
+	return e->nidle > 0 || e->has_timer;
+}
+
 /* topo.c */
 int topo_build(struct piano_engine *e);
 void topo_free(struct piano_engine *e);
@@ -210,15 +216,30 @@ void ltask_enqueue(struct piano_engine *e, struct piano_ltask *t);
 unsigned ltask_run(struct poller *p, struct piano_ltask *t);
 extern _Thread_local struct piano_ltask *ltask_current_tls;
 
-/* engine.c: thread-local location and polling helpers */
+/* location.c */
+/* Leaf queue of the CPU the calling thread runs on. */
+int location_leaf(struct piano_engine *e);
+/* Smallest queue containing the calling thread's binding. */
+int location_bind_queue(struct piano_engine *e);
+
+/* poll.c */
 void poller_init(struct poller *p, struct piano_engine *e, int point);
 void poller_end_round(struct poller *p, unsigned work);
-int engine_local_leaf(struct piano_engine *e);
-int engine_bind_queue(struct piano_engine *e);
-unsigned engine_poll_branch(struct poller *p, int leaf);
-unsigned engine_poll_all(struct poller *p);
-/* Whether anything besides explicit polling makes progress. */
-bool engine_has_threads(const struct piano_engine *e);
+unsigned poll_branch(struct poller *p, int leaf);
+unsigned poll_all(struct poller *p);
+/* The queues an idle thread polls, for an object's cpuset. */
+struct poll_span {
+	int *down;     /* queues inside the cpuset, polled every round */
+	int ndown;
+	int cover;     /* deepest queue covering the cpuset: the thread's own level */
+	int anchor;    /* first ancestor queue polled at a divided frequency */
+};
+int poll_span_init(struct piano_engine *e, hwloc_const_cpuset_t set, struct poll_span *s);
+void poll_span_free(struct poll_span *s);
+/* Round r of an idle thread; *busy: whether a queue of the span held a task. */
+unsigned poll_idle(struct poller *p, const struct poll_span *s, uint64_t r, bool *busy);
+/* The queues that nobody polled during the last period_ns. */
+unsigned poll_unpolled(struct poller *p, uint64_t period_ns);
 
 /* threads.c */
 int threads_start(struct piano_engine *e);

@@ -244,7 +244,7 @@ PIANO_API int piano_ltask_submit(piano_ltask_t *t)
 		return rc;
 	atomic_store_explicit(&t->req, 0, memory_order_relaxed);
 	t->first_poll_ns = 0;
-	t->queue = t->bound_queue >= 0 ? t->bound_queue : engine_bind_queue(e);
+	t->queue = t->bound_queue >= 0 ? t->bound_queue : location_bind_queue(e);
 	/* Event-driven: waiting for a poller to hand it over would leave the
 	 * event unwatched while no poller runs (no idle core, long timer). */
 	if (t->block && !t->block_delay_ns && handoff_offer(e, t))

@@ -24,10 +24,7 @@ static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
 struct idle_thread {
 	struct piano_engine *e;
 	hwloc_obj_t obj;
-	int *down;     /* queues inside obj's cpuset, polled every round */
-	int ndown;
-	int cover;     /* deepest queue covering obj: the thread's own level */
-	int anchor;    /* first ancestor queue polled at a divided frequency */
+	struct poll_span span; /* the queues it polls (poll_idle) */
 	bool single;   /* bound to one CPU: it cannot leave a busy one */
 	pthread_t tid;
 };
@@ -47,29 +44,6 @@ static void pause_us(struct piano_engine *e, long us, bool sleep)
 	do
 		sys_yield();
 	while (sys_now_ns() < end);
-}
-
-static unsigned idle_round(struct poller *p, struct idle_thread *it, uint64_t r, bool *busy)
-{
-	struct piano_engine *e = it->e;
-	unsigned work = 0;
-	*busy = false;
-	for (int i = 0; i < it->ndown; i++) {
-		struct piano_queue *q = &e->queues[it->down[i]];
-		*busy |= queue_busy(q);
-		work += queue_poll(p, q);
-	}
-	uint64_t base = e->queues[it->cover].div;
-	for (int a = it->anchor; a >= 0; a = e->queues[a].parent) {
-		struct piano_queue *q = &e->queues[a];
-		*busy |= queue_busy(q);
-		/* A parent is shared by all its children's pollers: each polls it
-		 * 1/nsiblings of the time (div(own) / div(ancestor) rounds), so the
-		 * parent sees about one poll per round (paper 000, IV-A). */
-		if (r % (base / q->div) == 0)
-			work += queue_poll(p, q);
-	}
-	return work;
 }
 
 static void idle_setup(struct idle_thread *it)
@@ -156,7 +130,7 @@ static void *idle_main(void *arg)
 		 * steal time from the computation, more so with PIANO_IDLE_BOOST);
 		 * the timer thread covers busy cores. */
 		if (!starved) {
-			work = idle_round(&p, it, r, &busy);
+			work = poll_idle(&p, &it->span, r, &busy);
 			poller_end_round(&p, work);
 		}
 		long us;
@@ -202,17 +176,7 @@ static int idle_prepare(struct piano_engine *e, struct idle_thread *it, hwloc_ob
 		hwloc_bitmap_and(set, set, e->bind_set);
 	it->single = hwloc_bitmap_weight(set) == 1;
 	hwloc_bitmap_free(set);
-	it->down = calloc((size_t)e->nqueues, sizeof(int));
-	if (!it->down)
-		return PIANO_ENOMEM;
-	for (int i = 0; i < e->nqueues; i++)
-		if (hwloc_bitmap_isincluded(e->queues[i].cpuset, obj->cpuset))
-			it->down[it->ndown++] = i;
-	int cover = topo_queue_for_set(e, obj->cpuset);
-	it->cover = cover;
-	bool cover_down = hwloc_bitmap_isincluded(e->queues[cover].cpuset, obj->cpuset);
-	it->anchor = cover_down ? e->queues[cover].parent : cover;
-	return 0;
+	return poll_span_init(e, obj->cpuset, &it->span);
 }
 
 static int idle_start(struct piano_engine *e)
@@ -238,7 +202,7 @@ static int idle_start(struct piano_engine *e)
 		int err = pthread_create(&its[k].tid, NULL, idle_main, &its[k]);
 		if (err) {
 			piano_warn("cannot create an idle thread: %s", strerror(err));
-			free(its[k].down);
+			poll_span_free(&its[k].span);
 			return PIANO_ESYS;
 		}
 		e->nidle = ++k;
@@ -247,25 +211,6 @@ static int idle_start(struct piano_engine *e)
 }
 
 /* ------------------------------------------------------------ timer thread */
-
-/*
- * The safety net polls only the queues that nobody polled during the last
- * period: where idle threads or waiters keep a queue moving, a timer round
- * would add nothing but a preemption of whatever computes on its core.
- */
-static unsigned timer_round(struct poller *p, uint64_t period)
-{
-	struct piano_engine *e = p->e;
-	uint64_t now = sys_now_ns();
-	unsigned work = 0;
-	for (int i = e->nqueues - 1; i >= 0; i--) {
-		struct piano_queue *q = &e->queues[i];
-		if (atomic_load_explicit(&q->polled_ns, memory_order_relaxed) + period > now)
-			continue;
-		work += queue_poll(p, q);
-	}
-	return work;
-}
 
 /*
  * With PIANO_TIMER_MAX_US above the period, the period doubles after each
@@ -308,7 +253,7 @@ static void *timer_main(void *arg)
 			break;
 		/* A queue counts as unpolled after the base period, whatever
 		 * the current sleep: others' polls keep the timer quiet. */
-		unsigned work = timer_round(&p, period);
+		unsigned work = poll_unpolled(&p, period);
 		poller_end_round(&p, work);
 		sleep_ns = timer_next(e, sleep_ns, work);
 	}
@@ -345,7 +290,7 @@ void threads_stop(struct piano_engine *e)
 	park_wake(e);
 	for (int i = 0; i < e->nidle; i++) {
 		pthread_join(e->idle_threads[i].tid, NULL);
-		free(e->idle_threads[i].down);
+		poll_span_free(&e->idle_threads[i].span);
 	}
 	free(e->idle_threads);
 	e->idle_threads = NULL;
