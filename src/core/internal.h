@@ -54,6 +54,7 @@ const char *config_level_name(int level);
 /* Bits of piano_ltask.done: the final status, published last (see ltask.c). */
 #define DONE_COMPLETED 1u
 #define DONE_CANCELED 2u
+#define DONE_ANY (DONE_COMPLETED | DONE_CANCELED)
 
 struct piano_ltask {
 	/* Immutable while in flight. */
@@ -267,8 +268,9 @@ void stats_add(struct stats_block *b, int point, int stat, uint64_t n);
 void stats_free_all(struct piano_engine *e);
 
 /* cond.c */
-/* spin_us < 0: PIANO_SPIN_US. */
-int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue, long spin_us);
+/* Sleeps until a bit of mask is set or the deadline (sys_now_ns, UINT64_MAX
+ * = none) passes: 0 or PIANO_ETIMEDOUT. */
+int cond_block(piano_cond_t *c, uint32_t mask, uint64_t deadline);
 
 #include "warn.h"
 

@@ -19,8 +19,6 @@
 
 _Thread_local struct piano_ltask *ltask_current_tls;
 
-#define DONE_ANY (DONE_COMPLETED | DONE_CANCELED)
-
 static bool in_flight(const struct piano_ltask *t)
 {
 	return atomic_load_explicit(&t->state, memory_order_acquire) != PIANO_LTASK_INIT &&
@@ -277,26 +275,6 @@ PIANO_API int piano_ltask_test(const piano_ltask_t *t)
 	if (d & DONE_CANCELED)
 		return PIANO_ECANCELED;
 	return PIANO_EAGAIN;
-}
-
-PIANO_API int piano_ltask_wait(piano_ltask_t *t)
-{
-	if (!t)
-		return PIANO_EINVAL;
-	if (!engine_get())
-		return PIANO_ENOTINIT;
-	if ((t->flags & PIANO_LTASK_NOWAIT) ||
-	    atomic_load_explicit(&t->state, memory_order_acquire) == PIANO_LTASK_INIT)
-		return PIANO_ESTATE;
-	int rc = piano_ltask_test(t);
-	if (rc != PIANO_EAGAIN)
-		return rc;
-	if (ltask_current_tls)
-		return PIANO_EDEADLK;
-	rc = cond_wait_poll(&t->done, DONE_ANY, -1, t->queue, -1);
-	if (rc)
-		return rc;
-	return piano_ltask_test(t);
 }
 
 PIANO_API int piano_ltask_state(const piano_ltask_t *t)
