@@ -197,3 +197,14 @@ PIANO_API int piano_topology_get(hwloc_topology_t *out)
 	*out = e->topo;
 	return 0;
 }
+
+PIANO_API int piano_stats_print(void)
+{
+	if (!engine_get())
+		return PIANO_ENOTINIT;
+	int n[PIANO_POINT_COUNT] = { 0 };
+	for (int i = 0; i < PIANO_POINT_COUNT; i++)
+		piano_thread_count(i, &n[i]);
+	stats_print(n);
+	return 0;
+}

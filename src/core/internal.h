@@ -266,6 +266,8 @@ void handoff_close(struct handoff *h);
 struct stats_block *stats_local(struct piano_engine *e);
 void stats_add(struct stats_block *b, int point, int stat, uint64_t n);
 void stats_free_all(struct piano_engine *e);
+/* The table of piano_stats_print, given the thread count of each point. */
+void stats_print(const int nthreads[PIANO_POINT_COUNT]);
 
 /* cond.c */
 /* Sleeps until a bit of mask is set or the deadline (sys_now_ns, UINT64_MAX
