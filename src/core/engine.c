@@ -16,6 +16,32 @@ static unsigned gen_counter; /* protected by init_lock */
 
 /* ------------------------------------------------------------ life cycle */
 
+/* After a failed start too: stops whatever threads started. */
+static void threads_stop(struct piano_engine *e)
+{
+	atomic_store_explicit(&e->stopping, 1, memory_order_release);
+	park_wake(e);
+	idle_stop(e);
+	timer_stop(e);
+	helpers_stop(e);   /* they hand their tasks back to the queues */
+	handoff_destroy(&e->handoff);
+}
+
+static int threads_start(struct piano_engine *e)
+{
+	handoff_init(&e->handoff);
+	if (!e->cfg.progression)
+		return 0;
+	int rc = idle_start(e);
+	if (!rc)
+		rc = timer_start(e);
+	if (!rc)
+		rc = helpers_start(e);
+	if (rc)
+		threads_stop(e);
+	return rc;
+}
+
 PIANO_API int piano_init(void)
 {
 	int rc;

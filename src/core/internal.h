@@ -242,9 +242,11 @@ unsigned poll_idle(struct poller *p, const struct poll_span *s, uint64_t r, bool
 /* The queues that nobody polled during the last period_ns. */
 unsigned poll_unpolled(struct poller *p, uint64_t period_ns);
 
-/* threads.c */
-int threads_start(struct piano_engine *e);
-void threads_stop(struct piano_engine *e);
+/* idle.c, timer.c */
+int idle_start(struct piano_engine *e);
+void idle_stop(struct piano_engine *e);
+int timer_start(struct piano_engine *e);
+void timer_stop(struct piano_engine *e);
 
 /* helpers.c */
 int helpers_start(struct piano_engine *e);

@@ -1,7 +1,8 @@
 /*
- * Progression threads: idle threads (SCHED_IDLE, bound, throttled), the
- * timer thread (normal priority, periodic); the blocking helpers are in
- * helpers.c. Idle and timer threads park (park.c) when no queue holds a task.
+ * Idle threads: one per object of PIANO_IDLE_LEVEL, bound to it, running at
+ * SCHED_IDLE so that they use only the cores the application leaves idle,
+ * throttled by a pause between rounds; they park (park.c) when no queue
+ * holds a task. Which queues a round polls: poll_idle (poll.c).
  */
 #include "internal.h"
 #include "sys.h"
@@ -11,8 +12,6 @@
 
 static atomic_flag warned_idle = ATOMIC_FLAG_INIT;
 static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
-
-/* ------------------------------------------------------------ idle threads */
 
 /* An idle thread bound to a single CPU that found no work for this long
  * pauses by sleeping, not with a sched_yield() loop (see idle_main). */
@@ -179,7 +178,7 @@ static int idle_prepare(struct piano_engine *e, struct idle_thread *it, hwloc_ob
 	return poll_span_init(e, obj->cpuset, &it->span);
 }
 
-static int idle_start(struct piano_engine *e)
+int idle_start(struct piano_engine *e)
 {
 	hwloc_obj_type_t type;
 	if (e->cfg.idle_level == LEVEL_NONE || topo_level_type(e->cfg.idle_level, &type))
@@ -210,84 +209,8 @@ static int idle_start(struct piano_engine *e)
 	return 0;
 }
 
-/* ------------------------------------------------------------ timer thread */
-
-/*
- * With PIANO_TIMER_MAX_US above the period, the period doubles after each
- * round that did no work, up to that limit, and is back to
- * PIANO_TIMER_PERIOD_US after a round that did some or a park. A wake-up
- * that preempts a computing thread costs tens of µs on a virtual machine:
- * while the pending tasks wait for a remote peer, the timer then wakes less
- * often, at the price of a longer reaction when every core is busy (not
- * the default: docs/performance.md has both numbers).
- */
-static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned work)
+void idle_stop(struct piano_engine *e)
 {
-	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
-	uint64_t max = (uint64_t)e->cfg.timer_max_us * 1000u;
-	if (work || max <= period)
-		return period;
-	return cur * 2 < max ? cur * 2 : max;
-}
-
-static void *timer_main(void *arg)
-{
-	struct piano_engine *e = arg;
-	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
-	uint64_t sleep_ns = period;
-	sys_thread_name("piano-timer");
-	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the
-	 * creator's binding, and an MPI launcher binds each rank to one core,
-	 * where the timer would only take time from its own rank. */
-	topo_bind_thread(e, e->bind_set);
-	struct poller p;
-	poller_init(&p, e, PIANO_POINT_TIMER);
-	while (!engine_stopping(e)) {
-		if (!queue_any_busy(e)) {
-			park_wait(e, 0);
-			sleep_ns = period;
-			continue;
-		}
-		park_nap(e, sleep_ns);
-		if (engine_stopping(e))
-			break;
-		/* A queue counts as unpolled after the base period, whatever
-		 * the current sleep: others' polls keep the timer quiet. */
-		unsigned work = poll_unpolled(&p, period);
-		poller_end_round(&p, work);
-		sleep_ns = timer_next(e, sleep_ns, work);
-	}
-	return NULL;
-}
-
-/* ---------------------------------------------------------------- control */
-
-int threads_start(struct piano_engine *e)
-{
-	handoff_init(&e->handoff);
-	if (!e->cfg.progression)
-		return 0;
-	int rc = idle_start(e);
-	if (!rc && e->cfg.timer_period_us > 0) {
-		int err = pthread_create(&e->timer_thread, NULL, timer_main, e);
-		if (err) {
-			piano_warn("cannot create the timer thread: %s", strerror(err));
-			rc = PIANO_ESYS;
-		} else {
-			e->has_timer = 1;
-		}
-	}
-	if (!rc)
-		rc = helpers_start(e);
-	if (rc)
-		threads_stop(e);
-	return rc;
-}
-
-void threads_stop(struct piano_engine *e)
-{
-	atomic_store_explicit(&e->stopping, 1, memory_order_release);
-	park_wake(e);
 	for (int i = 0; i < e->nidle; i++) {
 		pthread_join(e->idle_threads[i].tid, NULL);
 		poll_span_free(&e->idle_threads[i].span);
@@ -295,9 +218,4 @@ void threads_stop(struct piano_engine *e)
 	free(e->idle_threads);
 	e->idle_threads = NULL;
 	e->nidle = 0;
-	if (e->has_timer)
-		pthread_join(e->timer_thread, NULL);
-	e->has_timer = 0;
-	helpers_stop(e);
-	handoff_destroy(&e->handoff);
 }
