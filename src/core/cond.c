@@ -9,7 +9,7 @@
  * with a CAS and sleep on the futex with the exact value seen, so a signal
  * between the check and the sleep makes the sleep return at once.
  */
-#include "internal.h"
+#include "cond.h"
 #include "sys.h"
 
 #include <limits.h>

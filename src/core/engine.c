@@ -1,7 +1,17 @@
 /*
  * Engine life cycle (piano_init, piano_finalize) and introspection.
  */
-#include "internal.h"
+#include "config.h"
+#include "handoff.h"
+#include "location.h"
+#include "ltask.h"
+#include "park.h"
+#include "poll.h"
+#include "queue.h"
+#include "stats.h"
+#include "threads.h"
+#include "topo.h"
+#include "warn.h"
 #include "sys.h"
 
 #include <stdio.h>

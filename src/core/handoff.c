@@ -4,7 +4,9 @@
  * nfree counts the helpers ready to take a task; an offer claims one with a
  * CAS first, so a task is never handed off without a helper to serve it.
  */
-#include "internal.h"
+#include "handoff.h"
+#include "ltask.h"
+#include "state.h"
 
 void handoff_init(struct handoff *h)
 {

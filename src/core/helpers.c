@@ -3,7 +3,12 @@
  * (handoff.c) by sleeping in their blocking callback, so that an event is
  * noticed even when no poller gets a CPU.
  */
-#include "internal.h"
+#include "threads.h"
+#include "handoff.h"
+#include "ltask.h"
+#include "poll.h"
+#include "topo.h"
+#include "warn.h"
 #include "sys.h"
 
 #include <stdlib.h>

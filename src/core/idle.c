@@ -4,7 +4,12 @@
  * throttled by a pause between rounds; they park (park.c) when no queue
  * holds a task. Which queues a round polls: poll_idle (poll.c).
  */
-#include "internal.h"
+#include "threads.h"
+#include "park.h"
+#include "poll.h"
+#include "queue.h"
+#include "topo.h"
+#include "warn.h"
 #include "sys.h"
 
 #include <stdlib.h>

@@ -2,7 +2,8 @@
  * Where the calling thread runs: its leaf queue (current CPU) and the
  * smallest queue containing its binding, cached per thread.
  */
-#include "internal.h"
+#include "location.h"
+#include "topo.h"
 #include "sys.h"
 
 /* Per-thread cache of where the thread runs and how it is bound. Refreshed

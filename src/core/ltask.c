@@ -11,7 +11,13 @@
  *   it may destroy the task at once. test/wait/destroy/submit trust only
  *   this word, never `state`.
  */
-#include "internal.h"
+#include "ltask.h"
+#include "handoff.h"
+#include "location.h"
+#include "park.h"
+#include "queue.h"
+#include "stats.h"
+#include "topo.h"
 #include "sys.h"
 
 #include <stdlib.h>

@@ -9,7 +9,8 @@
  * With sequentially consistent operations on both sides, at least one of
  * them sees the other (Dekker pattern): no wake-up is lost.
  */
-#include "internal.h"
+#include "park.h"
+#include "queue.h"
 #include "sys.h"
 
 /* Wakes every parked or napping thread (submissions, threads_stop()). */

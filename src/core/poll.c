@@ -12,7 +12,11 @@
  * A round's bookkeeping (statistics, end of a priority boost) is in
  * poller_init and poller_end_round.
  */
-#include "internal.h"
+#include "poll.h"
+#include "location.h"
+#include "ltask.h"
+#include "stats.h"
+#include "topo.h"
 #include "sys.h"
 
 #include <stdlib.h>

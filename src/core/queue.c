@@ -15,7 +15,8 @@
  * A poller that loses the trylock skips the queue: someone else is already
  * running its tasks. Nobody ever spins on the lock.
  */
-#include "internal.h"
+#include "queue.h"
+#include "ltask.h"
 #include "sys.h"
 
 void queue_push(struct piano_queue *q, struct piano_ltask *t)

@@ -4,7 +4,7 @@
  * hot path); readers add up every block with relaxed loads. Blocks are
  * linked with a lock-free push and freed at finalize.
  */
-#include "internal.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,12 @@
  * queues nobody polled meanwhile (poll_unpolled, poll.c), the safety net
  * when every core is busy; it parks (park.c) when no queue holds a task.
  */
-#include "internal.h"
+#include "threads.h"
+#include "park.h"
+#include "poll.h"
+#include "queue.h"
+#include "topo.h"
+#include "warn.h"
 #include "sys.h"
 
 #include <string.h>

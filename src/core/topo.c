@@ -4,7 +4,9 @@
  * an object whose cpuset equals its parent queue's (no siblings) shares the
  * parent's queue, so useless levels are pruned.
  */
-#include "internal.h"
+#include "topo.h"
+#include "queue.h"
+#include "warn.h"
 
 #include <stdlib.h>
 #include <string.h>

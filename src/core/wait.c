@@ -5,7 +5,11 @@
  * A wait never sleeps when no idle or timer thread exists, since nobody
  * else would run the tasks.
  */
-#include "internal.h"
+#include "cond.h"
+#include "location.h"
+#include "ltask.h"
+#include "poll.h"
+#include "queue.h"
 #include "sys.h"
 
 /* Explicit polling phase. Returns 0, PIANO_ETIMEDOUT, or 1 = go and block. */
