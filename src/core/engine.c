@@ -1,5 +1,7 @@
 /*
- * Engine life cycle (piano_init, piano_finalize) and introspection.
+ * Engine life cycle (piano_init, piano_finalize: the configuration, the
+ * queue tree, the threads) and introspection. The top layer: it may call
+ * every other file (docs/architecture.md, "Layers").
  */
 #include "config.h"
 #include "handoff.h"

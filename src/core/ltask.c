@@ -45,6 +45,7 @@ void ltask_finish(struct piano_ltask *t, unsigned done)
 	piano_cond_signal(&t->done, done); /* last access to t */
 }
 
+/* The push before the wake-up: the submitter's half of parking (park.c). */
 void ltask_enqueue(struct piano_engine *e, struct piano_ltask *t)
 {
 	queue_push(&e->queues[t->queue], t);

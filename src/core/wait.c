@@ -61,8 +61,8 @@ static int spin_phase(piano_cond_t *c, uint32_t mask, uint64_t deadline, int pol
 }
 
 /* poll_queue: the awaited task's queue, or -1; spin_us < 0: PIANO_SPIN_US. */
-static int cond_wait_poll(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue,
-                          long spin_us)
+static int wait_until(piano_cond_t *c, uint32_t mask, long timeout_us, int poll_queue,
+                      long spin_us)
 {
 	if (piano_cond_get(c) & mask)
 		return 0;
@@ -80,21 +80,21 @@ PIANO_API int piano_cond_wait(piano_cond_t *c, uint32_t mask)
 {
 	if (!c || !mask || (mask & ~PIANO_COND_MASK))
 		return PIANO_EINVAL;
-	return cond_wait_poll(c, mask, -1, -1, -1);
+	return wait_until(c, mask, -1, -1, -1);
 }
 
 PIANO_API int piano_cond_wait_timeout(piano_cond_t *c, uint32_t mask, long timeout_us)
 {
 	if (!c || !mask || (mask & ~PIANO_COND_MASK) || timeout_us < 0)
 		return PIANO_EINVAL;
-	return cond_wait_poll(c, mask, timeout_us, -1, -1);
+	return wait_until(c, mask, timeout_us, -1, -1);
 }
 
 PIANO_API int piano_cond_wait_spin(piano_cond_t *c, uint32_t mask, long spin_us)
 {
 	if (!c || !mask || (mask & ~PIANO_COND_MASK) || spin_us < 0)
 		return PIANO_EINVAL;
-	return cond_wait_poll(c, mask, -1, -1, spin_us);
+	return wait_until(c, mask, -1, -1, spin_us);
 }
 
 PIANO_API int piano_cond_wait_all(piano_cond_t *const *conds, size_t n, uint32_t mask)
@@ -106,7 +106,7 @@ PIANO_API int piano_cond_wait_all(piano_cond_t *const *conds, size_t n, uint32_t
 			return PIANO_EINVAL;
 	/* Total time is the slowest cond's: waiting in order costs nothing more. */
 	for (size_t i = 0; i < n; i++) {
-		int rc = cond_wait_poll(conds[i], mask, -1, -1, -1);
+		int rc = wait_until(conds[i], mask, -1, -1, -1);
 		if (rc)
 			return rc;
 	}
@@ -127,7 +127,7 @@ PIANO_API int piano_ltask_wait(piano_ltask_t *t)
 		return rc;
 	if (ltask_current_tls)
 		return PIANO_EDEADLK;
-	rc = cond_wait_poll(&t->done, DONE_ANY, -1, t->queue, -1);
+	rc = wait_until(&t->done, DONE_ANY, -1, t->queue, -1);
 	if (rc)
 		return rc;
 	return piano_ltask_test(t);
