@@ -3,10 +3,10 @@
  * (handoff.c) by sleeping in their blocking callback, so that an event is
  * noticed even when no poller gets a CPU.
  */
-#include "threads.h"
+#include "helpers.h"
 #include "handoff.h"
 #include "ltask.h"
-#include "poll.h"
+#include "policy.h"
 #include "topo.h"
 #include "warn.h"
 #include "sys.h"

@@ -2,11 +2,11 @@
  * Idle threads: one per object of PIANO_IDLE_LEVEL, bound to it, running at
  * SCHED_IDLE so that they use only the cores the application leaves idle,
  * throttled by a pause between rounds; they park (park.c) when no queue
- * holds a task. Which queues a round polls: poll_idle (poll.c).
+ * holds a task. Which queues a round polls: poll_idle (policy.c).
  */
-#include "threads.h"
+#include "idle.h"
 #include "park.h"
-#include "poll.h"
+#include "policy.h"
 #include "queue.h"
 #include "topo.h"
 #include "warn.h"

@@ -46,7 +46,7 @@ struct piano_queue {
 	hwloc_bitmap_t cpuset;
 };
 
-/* Poller context: who polls, and its counters (set up by poll.c). */
+/* Poller context: who polls, and its counters (set up by policy.c). */
 struct poller {
 	struct piano_engine *e;
 	int point;

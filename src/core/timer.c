@@ -1,12 +1,12 @@
 /*
  * The timer thread: a regular thread (not a POSIX timer, whose signal
  * handler context cannot take locks) that sleeps for a period and polls the
- * queues nobody polled meanwhile (poll_unpolled, poll.c), the safety net
+ * queues nobody polled meanwhile (poll_unpolled, policy.c), the safety net
  * when every core is busy; it parks (park.c) when no queue holds a task.
  */
-#include "threads.h"
+#include "timer.h"
 #include "park.h"
-#include "poll.h"
+#include "policy.h"
 #include "queue.h"
 #include "topo.h"
 #include "warn.h"

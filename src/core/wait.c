@@ -8,7 +8,7 @@
 #include "cond.h"
 #include "location.h"
 #include "ltask.h"
-#include "poll.h"
+#include "policy.h"
 #include "queue.h"
 #include "sys.h"
 

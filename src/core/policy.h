@@ -1,9 +1,9 @@
 /*
- * Polling policy (poll.c): which queues each polling point runs, and the
+ * Polling policy (policy.c): which queues each polling point runs, and the
  * bookkeeping of a round.
  */
-#ifndef PIANO_POLL_H
-#define PIANO_POLL_H
+#ifndef PIANO_POLICY_H
+#define PIANO_POLICY_H
 
 #include "queue.h"
 

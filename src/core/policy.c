@@ -12,7 +12,7 @@
  * A round's bookkeeping (statistics, end of a priority boost) is in
  * poller_init and poller_end_round.
  */
-#include "poll.h"
+#include "policy.h"
 #include "location.h"
 #include "ltask.h"
 #include "stats.h"
