@@ -4,7 +4,7 @@
  * The help texts are the documentation: docs/configuration.md's table is
  * generated from them (piano-info --markdown).
  */
-#include "internal.h"
+#include "config.h"
 #include "settings_internal.h"
 
 #include <stdio.h>

@@ -1,15 +1,22 @@
 /*
- * Engine life cycle, thread location cache and polling policies.
- *
- * Polling policy per point:
- * - explicit (piano_poll, waits): the local leaf queue, then every ancestor;
- *   in no-thread mode every queue, since nobody else polls;
- * - idle threads: their subtree, and ancestors at a frequency divided by the
- *   number of siblings below them (threads.c);
- * - timer: every queue.
+ * Engine life cycle (piano_init, piano_finalize: the configuration, the
+ * queue tree, the threads) and introspection. The top layer: it may call
+ * every other file (docs/architecture.md, "Layers").
  */
-#include "internal.h"
+#include "config.h"
+#include "handoff.h"
+#include "helpers.h"
+#include "idle.h"
+#include "location.h"
+#include "ltask.h"
+#include "park.h"
+#include "policy.h"
 #include "settings_internal.h"
+#include "queue.h"
+#include "stats.h"
+#include "timer.h"
+#include "topo.h"
+#include "warn.h"
 #include "sys.h"
 
 #include <stdio.h>
@@ -22,111 +29,33 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int init_refcount;   /* protected by init_lock */
 static unsigned gen_counter; /* protected by init_lock */
 
-/* Per-thread cache of where the thread runs and how it is bound. Refreshed
- * every PIANO_LOCATION_REFRESH_US: asking the OS (sched_getcpu + hwloc
- * get_cpubind) on every poll would cost more than the poll. */
-struct location {
-	unsigned gen;
-	int leaf;
-	int bindq;
-	uint64_t stamp;
-};
-static _Thread_local struct location loc_tls;
-
-static void location_refresh(struct piano_engine *e)
-{
-	uint64_t now = sys_now_coarse_ns();
-	if (loc_tls.gen == e->gen &&
-	    now - loc_tls.stamp < (uint64_t)e->cfg.location_refresh_us * 1000u)
-		return;
-	int cpu = sys_current_cpu();
-	loc_tls.leaf = (cpu >= 0 && cpu < e->ncpus) ? e->cpu_leaf[cpu] : 0;
-	loc_tls.bindq = 0;
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	if (set && hwloc_get_cpubind(e->topo, set, HWLOC_CPUBIND_THREAD) == 0)
-		loc_tls.bindq = topo_queue_for_set(e, set);
-	hwloc_bitmap_free(set);
-	loc_tls.stamp = now;
-	loc_tls.gen = e->gen;
-}
-
-int engine_local_leaf(struct piano_engine *e)
-{
-	location_refresh(e);
-	return loc_tls.leaf;
-}
-
-int engine_bind_queue(struct piano_engine *e)
-{
-	location_refresh(e);
-	return loc_tls.bindq;
-}
-
-bool engine_has_threads(const struct piano_engine *e)
-{
-	return e->nidle > 0 || e->has_timer;
-}
-
-void poller_init(struct poller *p, struct piano_engine *e, int point)
-{
-	memset(p, 0, sizeof(*p));
-	p->e = e;
-	p->point = point;
-	p->st = stats_local(e);
-}
-
-void poller_end_round(struct poller *p, unsigned work)
-{
-	if (p->boosted) {
-		sys_sched_idle();
-		p->boosted = false;
-	}
-	stats_add(p->st, p->point, STAT_ROUNDS, 1);
-	if (!work)
-		stats_add(p->st, p->point, STAT_EMPTY, 1);
-	if (p->t0) {
-		stats_add(p->st, p->point, STAT_TIME, sys_now_ns() - p->t0);
-		p->t0 = 0;
-	}
-}
-
-unsigned engine_poll_all(struct poller *p)
-{
-	unsigned work = 0;
-	for (int i = p->e->nqueues - 1; i >= 0; i--)
-		work += queue_poll(p, &p->e->queues[i]);
-	return work;
-}
-
-unsigned engine_poll_branch(struct poller *p, int leaf)
-{
-	struct piano_engine *e = p->e;
-	if (!e->cfg.progression)
-		return engine_poll_all(p);
-	unsigned work = 0;
-	for (int q = leaf; q >= 0; q = e->queues[q].parent)
-		work += queue_poll(p, &e->queues[q]);
-	return work;
-}
-
-static int poll_point(bool all)
-{
-	struct piano_engine *e = engine_get();
-	if (!e)
-		return PIANO_ENOTINIT;
-	if (ltask_current_tls)
-		return 0; /* not re-entrant: we may hold the queue of the caller */
-	struct poller p;
-	poller_init(&p, e, PIANO_POINT_EXPLICIT);
-	unsigned work = all ? engine_poll_all(&p) : engine_poll_branch(&p, engine_local_leaf(e));
-	poller_end_round(&p, work);
-	return work > (unsigned)INT32_MAX ? INT32_MAX : (int)work;
-}
-
-PIANO_API int piano_poll(void) { return poll_point(false); }
-PIANO_API int piano_poll_all(void) { return poll_point(true); }
-
 /* ------------------------------------------------------------ life cycle */
+
+/* After a failed start too: stops whatever threads started. */
+static void threads_stop(struct piano_engine *e)
+{
+	atomic_store_explicit(&e->stopping, 1, memory_order_release);
+	park_wake(e);
+	idle_stop(e);
+	timer_stop(e);
+	helpers_stop(e);   /* they hand their tasks back to the queues */
+	handoff_destroy(&e->handoff);
+}
+
+static int threads_start(struct piano_engine *e)
+{
+	handoff_init(&e->handoff);
+	if (!e->cfg.progression)
+		return 0;
+	int rc = idle_start(e);
+	if (!rc)
+		rc = timer_start(e);
+	if (!rc)
+		rc = helpers_start(e);
+	if (rc)
+		threads_stop(e);
+	return rc;
+}
 
 /* piano is already initialised: overrides cannot change it any more. */
 static void report_late_overrides(const struct piano_override *ov, int n)
@@ -190,8 +119,8 @@ PIANO_API int piano_init(void) { return piano_init_with(NULL, 0); }
 
 static bool drain_pending(struct piano_engine *e)
 {
-	return engine_has_work(e) ||
-	       atomic_load(&e->helpers.nfree) < e->helpers.nthreads;
+	return queue_any_busy(e) ||
+	       atomic_load(&e->handoff.nfree) < e->nhelpers;
 }
 
 /* Runs pending tasks from the calling thread until none is left or the
@@ -201,7 +130,7 @@ static void drain(struct piano_engine *e, uint64_t deadline)
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_EXPLICIT);
 	while (drain_pending(e) && sys_now_ns() < deadline) {
-		unsigned work = engine_poll_all(&p);
+		unsigned work = poll_all(&p);
 		poller_end_round(&p, work);
 		if (!work)
 			sys_yield();
@@ -298,7 +227,7 @@ PIANO_API int piano_queue_local(int *index)
 		return PIANO_EINVAL;
 	if (!e)
 		return PIANO_ENOTINIT;
-	*index = engine_local_leaf(e);
+	*index = location_leaf(e);
 	return 0;
 }
 
@@ -312,7 +241,7 @@ PIANO_API int piano_thread_count(int point, int *n)
 	switch (point) {
 	case PIANO_POINT_IDLE: *n = e->nidle; return 0;
 	case PIANO_POINT_TIMER: *n = e->has_timer; return 0;
-	case PIANO_POINT_BLOCK: *n = e->helpers.nthreads; return 0;
+	case PIANO_POINT_BLOCK: *n = e->nhelpers; return 0;
 	case PIANO_POINT_EXPLICIT: *n = 0; return 0;
 	default: return PIANO_EINVAL;
 	}
@@ -326,5 +255,16 @@ PIANO_API int piano_topology_get(hwloc_topology_t *out)
 	if (!e)
 		return PIANO_ENOTINIT;
 	*out = e->topo;
+	return 0;
+}
+
+PIANO_API int piano_stats_print(void)
+{
+	if (!engine_get())
+		return PIANO_ENOTINIT;
+	int n[PIANO_POINT_COUNT] = { 0 };
+	for (int i = 0; i < PIANO_POINT_COUNT; i++)
+		piano_thread_count(i, &n[i]);
+	stats_print(n);
 	return 0;
 }

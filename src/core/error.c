@@ -1,5 +1,7 @@
 /* Error strings and diagnostics. */
-#include "internal.h"
+#include "warn.h"
+
+#include <piano/piano.h>
 
 #include <errno.h>
 #include <stdarg.h>

@@ -11,15 +11,19 @@
  *   it may destroy the task at once. test/wait/destroy/submit trust only
  *   this word, never `state`.
  */
-#include "internal.h"
+#include "ltask.h"
+#include "handoff.h"
+#include "location.h"
+#include "park.h"
+#include "queue.h"
+#include "stats.h"
+#include "topo.h"
 #include "sys.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 _Thread_local struct piano_ltask *ltask_current_tls;
-
-#define DONE_ANY (DONE_COMPLETED | DONE_CANCELED)
 
 static bool in_flight(const struct piano_ltask *t)
 {
@@ -41,6 +45,13 @@ void ltask_finish(struct piano_ltask *t, unsigned done)
 	piano_cond_signal(&t->done, done); /* last access to t */
 }
 
+/* The push before the wake-up: the submitter's half of parking (park.c). */
+void ltask_enqueue(struct piano_engine *e, struct piano_ltask *t)
+{
+	queue_push(&e->queues[t->queue], t);
+	park_notify(e);
+}
+
 static bool ltask_handoff(struct poller *p, struct piano_ltask *t)
 {
 	uint64_t now = sys_now_ns();
@@ -51,7 +62,7 @@ static bool ltask_handoff(struct poller *p, struct piano_ltask *t)
 	} else if (now - t->first_poll_ns < t->block_delay_ns) {
 		return false;
 	}
-	return helpers_try_take(p->e, t);
+	return handoff_offer(p->e, t);
 }
 
 /*
@@ -238,12 +249,12 @@ PIANO_API int piano_ltask_submit(piano_ltask_t *t)
 		return rc;
 	atomic_store_explicit(&t->req, 0, memory_order_relaxed);
 	t->first_poll_ns = 0;
-	t->queue = t->bound_queue >= 0 ? t->bound_queue : engine_bind_queue(e);
+	t->queue = t->bound_queue >= 0 ? t->bound_queue : location_bind_queue(e);
 	/* Event-driven: waiting for a poller to hand it over would leave the
 	 * event unwatched while no poller runs (no idle core, long timer). */
-	if (t->block && !t->block_delay_ns && helpers_try_take(e, t))
+	if (t->block && !t->block_delay_ns && handoff_offer(e, t))
 		return 0;
-	queue_push(e, &e->queues[t->queue], t);
+	ltask_enqueue(e, t);
 	return 0;
 }
 
@@ -271,26 +282,6 @@ PIANO_API int piano_ltask_test(const piano_ltask_t *t)
 	if (d & DONE_CANCELED)
 		return PIANO_ECANCELED;
 	return PIANO_EAGAIN;
-}
-
-PIANO_API int piano_ltask_wait(piano_ltask_t *t)
-{
-	if (!t)
-		return PIANO_EINVAL;
-	if (!engine_get())
-		return PIANO_ENOTINIT;
-	if ((t->flags & PIANO_LTASK_NOWAIT) ||
-	    atomic_load_explicit(&t->state, memory_order_acquire) == PIANO_LTASK_INIT)
-		return PIANO_ESTATE;
-	int rc = piano_ltask_test(t);
-	if (rc != PIANO_EAGAIN)
-		return rc;
-	if (ltask_current_tls)
-		return PIANO_EDEADLK;
-	rc = cond_wait_poll(&t->done, DONE_ANY, -1, t->queue, -1);
-	if (rc)
-		return rc;
-	return piano_ltask_test(t);
 }
 
 PIANO_API int piano_ltask_state(const piano_ltask_t *t)

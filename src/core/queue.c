@@ -5,7 +5,8 @@
  * Submission (any thread, never touches the main list or the lock):
  *   nlive++ (seq_cst), then push on sub_head with a CAS (seq_cst, which
  *   includes release: the task's fields written before the push are visible
- *   to the owner that takes the list with an acquire exchange).
+ *   to the owner that takes the list with an acquire exchange). The caller
+ *   then wakes parked threads (park_notify, park.c).
  * Polling (owner only):
  *   peek nlive; trylock (plain load first so a busy queue costs a read, not
  *   a cache-line steal); take the whole submission list with one exchange,
@@ -14,10 +15,11 @@
  * A poller that loses the trylock skips the queue: someone else is already
  * running its tasks. Nobody ever spins on the lock.
  */
-#include "internal.h"
+#include "queue.h"
+#include "ltask.h"
 #include "sys.h"
 
-void queue_push(struct piano_engine *e, struct piano_queue *q, struct piano_ltask *t)
+void queue_push(struct piano_queue *q, struct piano_ltask *t)
 {
 	atomic_fetch_add_explicit(&q->nlive, 1, memory_order_seq_cst);
 	atomic_fetch_add_explicit(&q->submitted, 1, memory_order_relaxed);
@@ -27,9 +29,6 @@ void queue_push(struct piano_engine *e, struct piano_queue *q, struct piano_ltas
 	} while (!atomic_compare_exchange_weak_explicit(&q->sub_head, &old, t,
 	                                                memory_order_seq_cst,
 	                                                memory_order_relaxed));
-	/* Pairs with the seq_cst increment of nparked in engine_park(). */
-	if (atomic_load_explicit(&e->nparked, memory_order_seq_cst) > 0)
-		engine_wake_parked(e);
 }
 
 static bool queue_trylock(struct piano_queue *q)
@@ -118,16 +117,10 @@ unsigned queue_poll(struct poller *p, struct piano_queue *q)
 	return work;
 }
 
-bool engine_has_work(struct piano_engine *e)
+bool queue_any_busy(const struct piano_engine *e)
 {
 	for (int i = 0; i < e->nqueues; i++)
 		if (queue_busy(&e->queues[i]))
 			return true;
 	return false;
-}
-
-void engine_wake_parked(struct piano_engine *e)
-{
-	atomic_fetch_add_explicit(&e->park_seq, 1, memory_order_seq_cst);
-	sys_futex_wake((uint32_t *)&e->park_seq, INT32_MAX);
 }

@@ -4,7 +4,7 @@
  * hot path); readers add up every block with relaxed loads. Blocks are
  * linked with a lock-free push and freed at finalize.
  */
-#include "internal.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,23 +83,17 @@ PIANO_API int piano_stats_get(int point, struct piano_stats *out)
 	return 0;
 }
 
-PIANO_API int piano_stats_print(void)
+void stats_print(const int nthreads[PIANO_POINT_COUNT])
 {
-	struct piano_engine *e = engine_get();
-	if (!e)
-		return PIANO_ENOTINIT;
 	fprintf(stderr, "# piano %s statistics (pid %ld)\n", PIANO_VERSION_STRING,
 	        (long)getpid());
 	fprintf(stderr, "# %-9s %8s %14s %14s %14s %12s\n", "point", "threads", "rounds",
 	        "ltasks_run", "empty_rounds", "time_ms");
 	for (int i = 0; i < PIANO_POINT_COUNT; i++) {
 		struct piano_stats s;
-		int n = 0;
 		piano_stats_get(i, &s);
-		piano_thread_count(i, &n);
-		fprintf(stderr, "  %-9s %8d %14llu %14llu %14llu %12.2f\n", piano_point_name(i), n,
-		        (unsigned long long)s.rounds, (unsigned long long)s.ltasks_run,
+		fprintf(stderr, "  %-9s %8d %14llu %14llu %14llu %12.2f\n", piano_point_name(i),
+		        nthreads[i], (unsigned long long)s.rounds, (unsigned long long)s.ltasks_run,
 		        (unsigned long long)s.empty_rounds, (double)s.time_ns / 1e6);
 	}
-	return 0;
 }

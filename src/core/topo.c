@@ -4,10 +4,14 @@
  * an object whose cpuset equals its parent queue's (no siblings) shares the
  * parent's queue, so useless levels are pruned.
  */
-#include "internal.h"
+#include "topo.h"
+#include "queue.h"
+#include "warn.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+static atomic_flag warned_bind = ATOMIC_FLAG_INIT;
 
 int topo_level_type(int level, hwloc_obj_type_t *type)
 {
@@ -218,4 +222,18 @@ void topo_free(struct piano_engine *e)
 	if (e->topo)
 		hwloc_topology_destroy(e->topo);
 	e->topo = NULL;
+}
+
+/* Binds the calling thread to `set` restricted to PIANO_BIND_CPUS. */
+void topo_bind_thread(struct piano_engine *e, hwloc_const_cpuset_t set)
+{
+	hwloc_bitmap_t b = hwloc_bitmap_dup(set ? set : hwloc_topology_get_topology_cpuset(e->topo));
+	if (!b)
+		return;
+	if (e->bind_set)
+		hwloc_bitmap_and(b, b, e->bind_set);
+	if (!hwloc_bitmap_iszero(b) && hwloc_set_cpubind(e->topo, b, HWLOC_CPUBIND_THREAD) != 0 &&
+	    !atomic_flag_test_and_set(&warned_bind))
+		piano_warn("cannot bind piano threads (hwloc_set_cpubind failed); they run unbound");
+	hwloc_bitmap_free(b);
 }

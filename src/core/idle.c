@@ -1,0 +1,226 @@
+/*
+ * Idle threads: one per object of PIANO_IDLE_LEVEL, bound to it, running at
+ * SCHED_IDLE so that they use only the cores the application leaves idle,
+ * throttled by a pause between rounds; they park (park.c) when no queue
+ * holds a task. Which queues a round polls: poll_idle (policy.c).
+ */
+#include "idle.h"
+#include "park.h"
+#include "policy.h"
+#include "queue.h"
+#include "topo.h"
+#include "warn.h"
+#include "sys.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_flag warned_idle = ATOMIC_FLAG_INIT;
+static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
+
+/* An idle thread bound to a single CPU that found no work for this long
+ * pauses by sleeping, not with a sched_yield() loop (see idle_main). */
+#define IDLE_QUIET_NS 10000000u
+
+/* A pause overshooting its length by this much means the core was busy. */
+#define IDLE_STARVED_NS 200000u
+
+struct idle_thread {
+	struct piano_engine *e;
+	hwloc_obj_t obj;
+	struct poll_span span; /* the queues it polls (poll_idle) */
+	bool single;   /* bound to one CPU: it cannot leave a busy one */
+	pthread_t tid;
+};
+
+/* sleep: pause by sleeping even below PIANO_IDLE_YIELD_US. */
+static void pause_us(struct piano_engine *e, long us, bool sleep)
+{
+	const struct piano_config *cfg = &e->cfg;
+	/* us > 0: park_nap(0) would mean "no timeout". */
+	if (us > 0 && (us >= cfg->idle_yield_us || sleep)) {
+		park_nap(e, (uint64_t)us * 1000u);
+		return;
+	}
+	/* Sleeps shorter than the timer slack (~50 us) are not honoured by the
+	 * kernel: yield instead, which costs nothing when the core is idle. */
+	uint64_t end = sys_now_ns() + (uint64_t)us * 1000u;
+	do
+		sys_yield();
+	while (sys_now_ns() < end);
+}
+
+static void idle_setup(struct idle_thread *it)
+{
+	struct piano_engine *e = it->e;
+	topo_bind_thread(e, it->obj->cpuset);
+	if (sys_sched_idle() != 0) {
+		if (!atomic_flag_test_and_set(&warned_idle))
+			piano_warn("SCHED_IDLE unavailable; idle threads run at the lowest "
+			           "SCHED_OTHER priority (nice 19) and may steal time from compute");
+		sys_sched_lowest();
+	}
+}
+
+/* Whether this thread may switch to SCHED_OTHER while holding a queue
+ * (PIANO_IDLE_BOOST=1, not the default: see docs/architecture.md). */
+static bool idle_can_boost(const struct piano_engine *e)
+{
+	if (!e->cfg.idle_boost)
+		return false;
+	if (sys_sched_normal() != 0) {
+		if (!atomic_flag_test_and_set(&warned_boost))
+			piano_warn("idle threads cannot leave SCHED_IDLE (no CAP_SYS_NICE, "
+			           "RLIMIT_NICE too low): while every core is busy, an idle thread "
+			           "holding a queue may delay it until the scheduler runs it again");
+		return false;
+	}
+	sys_sched_idle();
+	return true;
+}
+
+/*
+ * Called after a pause that overshot (another thread had this CPU): if the
+ * thread's object has other CPUs, leave this one. The kernel wakes a parked
+ * idle thread next to its waker and does not reliably move it off a CPU
+ * where a normal thread computes (measured, MPICH: a rank's idle thread
+ * queued behind the rank's own computation while the other core ran a
+ * peer's idle thread or idled; see docs/architecture.md). Excluding the
+ * CPU migrates the thread at once; the full set is restored right away, so
+ * the scheduler may bring it back when the CPU frees up.
+ */
+static void idle_leave_cpu(struct idle_thread *it)
+{
+	struct piano_engine *e = it->e;
+	int cpu = sys_current_cpu();
+	if (cpu < 0)
+		return;
+	hwloc_bitmap_t set = hwloc_bitmap_dup(it->obj->cpuset);
+	if (!set)
+		return;
+	if (e->bind_set)
+		hwloc_bitmap_and(set, set, e->bind_set);
+	hwloc_bitmap_t others = hwloc_bitmap_dup(set);
+	if (!others)
+		goto free_set;
+	hwloc_bitmap_clr(others, (unsigned)cpu);
+	if (hwloc_bitmap_iszero(others))
+		goto free_others;
+	if (hwloc_set_cpubind(e->topo, others, HWLOC_CPUBIND_THREAD) == 0)
+		hwloc_set_cpubind(e->topo, set, HWLOC_CPUBIND_THREAD);
+free_others:
+	hwloc_bitmap_free(others);
+free_set:
+	hwloc_bitmap_free(set);
+}
+
+static void *idle_main(void *arg)
+{
+	struct idle_thread *it = arg;
+	struct piano_engine *e = it->e;
+	const struct piano_config *cfg = &e->cfg;
+	sys_thread_name("piano-idle");
+	idle_setup(it);
+	struct poller p;
+	poller_init(&p, e, PIANO_POINT_IDLE);
+	p.idle_thread = idle_can_boost(e);
+	bool starved = false;
+	uint64_t quiet_since = 0; /* start of the current run of rounds without work */
+	for (uint64_t r = 0; !engine_stopping(e); r++) {
+		bool busy = true;
+		unsigned work = 0;
+		/* After a pause that lasted far longer than asked, other threads
+		 * had the core: it is not idle, so do not poll (a round would
+		 * steal time from the computation, more so with PIANO_IDLE_BOOST);
+		 * the timer thread covers busy cores. */
+		if (!starved) {
+			work = poll_idle(&p, &it->span, r, &busy);
+			poller_end_round(&p, work);
+		}
+		long us;
+		if (work)
+			us = 0; /* work begets work (a transfer in flight): only yield */
+		else if (busy)
+			us = cfg->idle_period_us;
+		else if (queue_any_busy(e))
+			us = cfg->idle_period_us * cfg->idle_coef;
+		else {
+			park_wait(e, 0);
+			starved = false;
+			quiet_since = 0;
+			continue;
+		}
+		uint64_t t0 = sys_now_ns();
+		if (work || !quiet_since)
+			quiet_since = t0;
+		/* On one CPU shared with a computation (explicit placement), this
+		 * kernel's scheduler kept picking the yielding SCHED_IDLE thread
+		 * over the runnable computation for seconds; a thread with other
+		 * CPUs leaves instead (idle_leave_cpu). Sleeps end it, at the cost
+		 * of a slower reaction, so only after IDLE_QUIET_NS without work. */
+		pause_us(e, us, it->single && t0 - quiet_since > IDLE_QUIET_NS);
+		bool was_starved = starved;
+		starved = sys_now_ns() - t0 > (uint64_t)us * 1000u + IDLE_STARVED_NS;
+		/* Once: starved again where it went, every CPU is busy, and
+		 * moving on would only add migrations to the computations. */
+		if (starved && !was_starved)
+			idle_leave_cpu(it);
+	}
+	return NULL;
+}
+
+static int idle_prepare(struct piano_engine *e, struct idle_thread *it, hwloc_obj_t obj)
+{
+	it->e = e;
+	it->obj = obj;
+	hwloc_bitmap_t set = hwloc_bitmap_dup(obj->cpuset);
+	if (!set)
+		return PIANO_ENOMEM;
+	if (e->bind_set)
+		hwloc_bitmap_and(set, set, e->bind_set);
+	it->single = hwloc_bitmap_weight(set) == 1;
+	hwloc_bitmap_free(set);
+	return poll_span_init(e, obj->cpuset, &it->span);
+}
+
+int idle_start(struct piano_engine *e)
+{
+	hwloc_obj_type_t type;
+	if (e->cfg.idle_level == LEVEL_NONE || topo_level_type(e->cfg.idle_level, &type))
+		return 0;
+	int n = hwloc_get_nbobjs_by_type(e->topo, type);
+	if (n <= 0)
+		return 0;
+	struct idle_thread *its = calloc((size_t)n, sizeof(*its));
+	if (!its)
+		return PIANO_ENOMEM;
+	e->idle_threads = its;
+	for (int i = 0, k = 0; i < n; i++) {
+		hwloc_obj_t obj = hwloc_get_obj_by_type(e->topo, type, (unsigned)i);
+		/* With PIANO_BIND_CPUS, only objects that have one of its CPUs. */
+		if (e->bind_set && !hwloc_bitmap_intersects(obj->cpuset, e->bind_set))
+			continue;
+		int rc = idle_prepare(e, &its[k], obj);
+		if (rc)
+			return rc;
+		int err = pthread_create(&its[k].tid, NULL, idle_main, &its[k]);
+		if (err) {
+			piano_warn("cannot create an idle thread: %s", strerror(err));
+			poll_span_free(&its[k].span);
+			return PIANO_ESYS;
+		}
+		e->nidle = ++k;
+	}
+	return 0;
+}
+
+void idle_stop(struct piano_engine *e)
+{
+	for (int i = 0; i < e->nidle; i++) {
+		pthread_join(e->idle_threads[i].tid, NULL);
+		poll_span_free(&e->idle_threads[i].span);
+	}
+	free(e->idle_threads);
+	e->idle_threads = NULL;
+	e->nidle = 0;
+}

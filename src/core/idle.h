@@ -1,0 +1,13 @@
+/*
+ * Idle threads (idle.c), a polling point: started by piano_init, stopped
+ * by piano_finalize after engine->stopping is set.
+ */
+#ifndef PIANO_IDLE_H
+#define PIANO_IDLE_H
+
+#include "state.h"
+
+int idle_start(struct piano_engine *e);
+void idle_stop(struct piano_engine *e);
+
+#endif

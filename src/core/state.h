@@ -1,0 +1,72 @@
+/*
+ * The engine's state: one instance per process, allocated, published and
+ * freed by engine.c (piano_init, piano_finalize), read by every layer
+ * through engine_get() or a pointer passed down. Each field is written by
+ * the file named next to it and read by the layers above it.
+ */
+#ifndef PIANO_STATE_H
+#define PIANO_STATE_H
+
+#include "config.h"
+#include "handoff.h"
+
+#include <piano/piano.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct piano_queue;
+struct idle_thread;
+struct stats_block;
+
+struct piano_engine {
+	struct piano_config cfg;    /* engine.c (config_load), immutable afterwards */
+	/* topo.c (topo_build), immutable afterwards */
+	hwloc_topology_t topo;
+	struct piano_queue *queues;
+	int nqueues;
+	int *cpu_leaf;              /* os cpu index -> leaf queue */
+	int ncpus;
+	unsigned gen;               /* engine.c: engine generation, invalidates TLS caches */
+
+	_Atomic int stopping;       /* engine.c: set once, when the threads must stop */
+	/* park.c: threads with nothing to do sleep on park_seq; a submitter
+	 * that sees nparked > 0 bumps park_seq and wakes them. Both sides use
+	 * seq_cst so one of them always sees the other (Dekker pattern). */
+	_Atomic uint32_t park_seq;
+	_Atomic int nparked;
+
+	struct idle_thread *idle_threads; /* idle.c */
+	int nidle;
+	pthread_t timer_thread;     /* timer.c */
+	int has_timer;
+	struct handoff handoff;     /* handoff.c */
+	pthread_t *helper_threads;  /* helpers.c */
+	int nhelpers;
+	hwloc_bitmap_t bind_set;    /* topo.c: PIANO_BIND_CPUS parsed, NULL = anywhere */
+
+	pthread_mutex_t stats_lock;
+	_Atomic(struct stats_block *) stats_head; /* stats.c */
+};
+
+extern _Atomic(struct piano_engine *) piano_engine_g;
+
+static inline struct piano_engine *engine_get(void)
+{
+	return atomic_load_explicit(&piano_engine_g, memory_order_acquire);
+}
+
+static inline bool engine_stopping(struct piano_engine *e)
+{
+	return atomic_load_explicit(&e->stopping, memory_order_acquire);
+}
+
+/* Whether anything besides explicit polling makes progress. */
+static inline bool engine_has_threads(const struct piano_engine *e)
+{
+	return e->nidle > 0 || e->has_timer;
+}
+
+#endif
