@@ -149,7 +149,7 @@ static void blocking_setup(void)
 
 /*
  * PIANO_MPI_CPU_LIST="A_B_C": local rank i places its engine threads on CPU
- * list element i modulo the count (paper 002, section 3.5); each element is
+ * list element i modulo the count (APSM-2013, section 3.5); each element is
  * an hwloc list ("0", "0-3,8"). It sets PIANO_BIND_CPUS for this process.
  */
 static void placement(void)
