@@ -16,7 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hwloc.h>
+/*
+ * hwloc's types, declared rather than included: a const struct hwloc_bitmap_s *
+ * is an hwloc_const_cpuset_t and a struct hwloc_topology * an hwloc_topology_t,
+ * so callers that include <hwloc.h> pass hwloc's own types unchanged.
+ */
+struct hwloc_bitmap_s;
+struct hwloc_topology;
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,7 +165,7 @@ PIANO_API int piano_ltask_set_blocking(piano_ltask_t *t, piano_ltask_block_fn bl
  * topology object's cpuset works too). Unbound tasks go to the queue that
  * matches the submitting thread's binding (the machine queue when unbound).
  */
-PIANO_API int piano_ltask_bind(piano_ltask_t *t, hwloc_const_cpuset_t set);
+PIANO_API int piano_ltask_bind(piano_ltask_t *t, const struct hwloc_bitmap_s *set);
 
 /* Binds the task to queue number `queue` (see piano_queue_info()). */
 PIANO_API int piano_ltask_bind_queue(piano_ltask_t *t, int queue);
@@ -294,8 +300,11 @@ PIANO_API int piano_queue_local(int *index);
 /* Threads the engine started, by polling point (idle, timer, block). */
 PIANO_API int piano_thread_count(int point, int *n);
 
-/* The topology piano uses (owned by piano, valid until the last finalize). */
-PIANO_API int piano_topology_get(hwloc_topology_t *out);
+/*
+ * The topology piano uses, an hwloc_topology_t (owned by piano, valid until
+ * the last finalize).
+ */
+PIANO_API int piano_topology_get(struct hwloc_topology **out);
 
 /*
  * Configuration introspection: one entry per environment variable.

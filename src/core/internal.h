@@ -8,6 +8,8 @@
 
 #include <piano/piano.h>
 
+#include <hwloc.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

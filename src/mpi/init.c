@@ -5,6 +5,7 @@
 #include "mpi_internal.h"
 
 #include <errno.h>
+#include <hwloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
