@@ -7,8 +7,13 @@
  * thread, blocking helpers) until they declare themselves complete.
  *
  * Conventions: every call returns 0 or a negative PIANO_E* code (see
- * piano_strerror()); output arguments are written only on success; no call
- * aborts the process.
+ * piano_strerror()), except nine that return a value: piano_poll() and
+ * piano_poll_all() (the work done, >= 0, or a negative code),
+ * piano_ltask_state() (a state, >= 0, or PIANO_EINVAL), piano_initialized()
+ * (1 or 0), piano_cond_get() (the status bits), piano_strerror(),
+ * piano_ltask_name() and piano_point_name() (strings; the last two NULL on a
+ * bad argument) and piano_ltask_current() (a task or NULL). Output
+ * arguments are written only on success; no call aborts the process.
  */
 #ifndef PIANO_PIANO_H
 #define PIANO_PIANO_H
