@@ -1,7 +1,7 @@
 /*
  * bench_halo: 1-D ghost-cell exchange with overlapped computation, the
- * ghost-cell benchmark of APSM (paper 002, §5.2) and the communication
- * scheme of the PM2 halo meta-application (paper 001, Table 1).
+ * ghost-cell benchmark of APSM-2013 (§5.2) and the communication
+ * scheme of the PM2 halo meta-application (PM2-2008, Table 1).
  *
  * The ranks form a ring (left and right neighbours; with 2 ranks both are
  * the same process, the two directions use different tags). One iteration,

@@ -1,7 +1,7 @@
 /*
  * bench_interference: how much background progress slows computation down
- * while communication is pending (PIOMan paper 000, Fig. 4: impact of idle
- * polling on compute performance; APSM paper 002 §5.2: "the progress thread
+ * while communication is pending (PIOMan-2015, Fig. 4: impact of idle
+ * polling on compute performance; APSM-2013 §5.2: "the progress thread
  * requires additional resources, reducing the worker thread's performance").
  *
  * Every rank runs two compute kernels, each a fixed amount of work:
@@ -27,7 +27,7 @@
  * --half makes only even ranks compute; odd ranks block in MPI_Wait on
  * their pending receive (pending phase) or sleep (idle phase), so a core is
  * left to background progress next to each computing rank (the case of
- * paper 000's Fig. 4, where idle threads poll on free cores).
+ * PIOMan-2015's Fig. 4, where idle threads poll on free cores).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

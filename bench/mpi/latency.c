@@ -1,6 +1,6 @@
 /*
  * bench_latency: ping-pong latency between ranks 0 and 1, the "overhead"
- * benchmark of PIOMan (paper 000, Fig. 5; paper 004, Tab. 2).
+ * benchmark of PIOMan (PIOMan-2015, Fig. 5; PIOMan-2008, Tab. 2).
  *
  * For each message size, rank 0 times every round trip individually:
  *
@@ -126,9 +126,9 @@ int main(int argc, char **argv)
 
 	bm_header(&c, o.nonblocking
 	                  ? "piano latency benchmark: ping-pong MPI_Isend/MPI_Irecv + MPI_Wait "
-	                    "(paper 000 Fig. 5)"
+	                    "(PIOMan-2015 Fig. 5)"
 	                  : "piano latency benchmark: ping-pong MPI_Send/MPI_Recv "
-	                    "(paper 000 Fig. 5)");
+	                    "(PIOMan-2015 Fig. 5)");
 	bm_hline(&c, "operations: %s", o.nonblocking ? "non-blocking (Isend/Irecv + Wait)"
 	                                               : "blocking (Send/Recv)");
 	bm_hline(&c, "latency = half round trip in us, over the timed round trips of each "

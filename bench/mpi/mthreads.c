@@ -1,6 +1,6 @@
 /*
  * bench_mthreads: multithreaded communication, the three benchmarks of
- * PIOMan's pthreads paper (paper 000, Figs. 10-12), for two MPI processes.
+ * PIOMan-2015 (Figs. 10-12), for two MPI processes.
  *
  *  1toN   rank 0 has one thread, rank 1 has N receiver threads (as OSU's
  *         osu_latency_mt). Receiver thread t owns tag t; rank 0 serves the
@@ -68,7 +68,7 @@ enum { M_1TON = 1, M_NTON = 2, M_NLOAD = 4, M_ALL = 7 };
 
 static const char usage_text[] =
 	"usage: bench_mthreads [1toN|NtoN|Nload|all] [options]   (2 MPI processes)\n"
-	"  1toN   1 sender thread, N receiver threads, 1-byte ping-pong (paper 000 Fig. 10)\n"
+	"  1toN   1 sender thread, N receiver threads, 1-byte ping-pong (PIOMan-2015 Fig. 10)\n"
 	"  NtoN   N thread pairs, 1-byte ping-pong each (Fig. 11)\n"
 	"  Nload  1 MiB ping-pong between the main threads while N compute threads per\n"
 	"         rank run (Fig. 12)\n"
@@ -583,7 +583,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	bm_header(&c, "piano multithreading benchmarks: 1toN, NtoN, Nload (paper 000 "
+	bm_header(&c, "piano multithreading benchmarks: 1toN, NtoN, Nload (PIOMan-2015 "
 	              "Figs. 10-12)");
 	bm_hline(&c, "latency = half round trip in us; time budget %.2f s per point; "
 	             "warm-up %ld round trips per thread", o.max_time, o.warmup);

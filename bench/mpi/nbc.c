@@ -1,8 +1,8 @@
 /*
  * bench_nbc: overlap of non-blocking collectives with computation, measured
  * the way the OSU micro-benchmarks do (osu_ibcast, osu_iallreduce,
- * osu_ibarrier), plus the CPU time they cost, which uKACC (paper 003,
- * Fig. 7) compares between progression methods.
+ * osu_ibarrier), plus the CPU time they cost, which uKACC-2012 (Fig. 7)
+ * compares between progression methods.
  *
  * For MPI_Ibcast (root 0, MPI_CHAR), MPI_Iallreduce (MPI_FLOAT, MPI_SUM,
  * size/4 elements) and MPI_Ibarrier (no size), on every rank:

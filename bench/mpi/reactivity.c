@@ -1,7 +1,7 @@
 /*
  * bench_reactivity: ping-pong latency while compute threads occupy the
- * cores, the reactivity test of PIOMan's reactive event detector (paper
- * 004, section 4.1, Fig. 2), for two MPI processes.
+ * cores, the reactivity test of PIOMan's reactive event detector
+ * (PIOMan-2008, section 4.1, Fig. 2), for two MPI processes.
  *
  * Rank 0 pings rank 1 with a 4-byte message (--size) and times each round
  * trip; meanwhile k compute threads per CPU run calibrated fixed work on the
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 	char sz[32];
 	bm_fmt_size(o.size, sz, sizeof sz);
 	bm_header(&c, "piano reactivity benchmark: ping-pong latency under compute threads "
-	              "(paper 004 Fig. 2)");
+	              "(PIOMan-2008 Fig. 2)");
 	bm_hline(&c, "message: %s, %s; latency = half round trip in us", sz,
 	         o.nonblocking ? "MPI_Isend/MPI_Irecv + MPI_Wait" : "MPI_Send/MPI_Recv");
 	bm_hline(&c, "compute threads: k per CPU of the computing rank's affinity, on %s "

@@ -7,8 +7,13 @@
  * thread, blocking helpers) until they declare themselves complete.
  *
  * Conventions: every call returns 0 or a negative PIANO_E* code (see
- * piano_strerror()); output arguments are written only on success; no call
- * aborts the process.
+ * piano_strerror()), except nine that return a value: piano_poll() and
+ * piano_poll_all() (the work done, >= 0, or a negative code),
+ * piano_ltask_state() (a state, >= 0, or PIANO_EINVAL), piano_initialized()
+ * (1 or 0), piano_cond_get() (the status bits), piano_strerror(),
+ * piano_ltask_name() and piano_point_name() (strings; the last two NULL on a
+ * bad argument) and piano_ltask_current() (a task or NULL). Output
+ * arguments are written only on success; no call aborts the process.
  */
 #ifndef PIANO_PIANO_H
 #define PIANO_PIANO_H
@@ -16,7 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hwloc.h>
+/*
+ * hwloc's types, declared rather than included: a const struct hwloc_bitmap_s *
+ * is an hwloc_const_cpuset_t and a struct hwloc_topology * an hwloc_topology_t,
+ * so callers that include <hwloc.h> pass hwloc's own types unchanged.
+ */
+struct hwloc_bitmap_s;
+struct hwloc_topology;
 
 #include <piano/settings.h>
 
@@ -173,7 +184,7 @@ PIANO_API int piano_ltask_set_blocking(piano_ltask_t *t, piano_ltask_block_fn bl
  * topology object's cpuset works too). Unbound tasks go to the queue that
  * matches the submitting thread's binding (the machine queue when unbound).
  */
-PIANO_API int piano_ltask_bind(piano_ltask_t *t, hwloc_const_cpuset_t set);
+PIANO_API int piano_ltask_bind(piano_ltask_t *t, const struct hwloc_bitmap_s *set);
 
 /* Binds the task to queue number `queue` (see piano_queue_info()). */
 PIANO_API int piano_ltask_bind_queue(piano_ltask_t *t, int queue);
@@ -308,8 +319,11 @@ PIANO_API int piano_queue_local(int *index);
 /* Threads the engine started, by polling point (idle, timer, block). */
 PIANO_API int piano_thread_count(int point, int *n);
 
-/* The topology piano uses (owned by piano, valid until the last finalize). */
-PIANO_API int piano_topology_get(hwloc_topology_t *out);
+/*
+ * The topology piano uses, an hwloc_topology_t (owned by piano, valid until
+ * the last finalize).
+ */
+PIANO_API int piano_topology_get(struct hwloc_topology **out);
 
 /* Settings: the registry of every layer's PIANO_* variables, <piano/settings.h>. */
 

@@ -119,7 +119,7 @@ unsigned poll_idle(struct poller *p, const struct poll_span *s, uint64_t r, bool
 		*busy |= queue_busy(q);
 		/* A parent is shared by all its children's pollers: each polls it
 		 * 1/nsiblings of the time (div(own) / div(ancestor) rounds), so the
-		 * parent sees about one poll per round (paper 000, IV-A). */
+		 * parent sees about one poll per round (PIOMan-2015, IV-A). */
 		if (r % (base / q->div) == 0)
 			work += queue_poll(p, q);
 	}

@@ -12,6 +12,8 @@
 
 #include <piano/piano.h>
 
+#include <hwloc.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

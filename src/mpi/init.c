@@ -6,6 +6,7 @@
 #include "settings.h"
 
 #include <errno.h>
+#include <hwloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,7 +163,7 @@ static void blocking_setup(void)
 
 /*
  * PIANO_MPI_CPU_LIST="A_B_C": local rank i places its engine threads on CPU
- * list element i modulo the count (paper 002, section 3.5); each element is
+ * list element i modulo the count (APSM-2013, section 3.5); each element is
  * an hwloc list ("0", "0-3,8"), the syntax checked by the registry. It sets
  * PIANO_BIND_CPUS for this process.
  */

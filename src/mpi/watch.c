@@ -1,5 +1,5 @@
 /*
- * Kernel-blocking progress for socket transports (paper 004): when every
+ * Kernel-blocking progress for socket transports (PIOMan-2008): when every
  * core computes, idle threads never run and only the timer would progress
  * the MPI. The socket watcher is an event-driven ltask (blocking option,
  * delay 0) that lives in a blocking helper thread, sleeping in poll() on the

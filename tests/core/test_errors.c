@@ -11,6 +11,8 @@
  */
 #include "common.h"
 
+#include <hwloc.h>
+
 static unsigned cb(void *arg)
 {
 	(void)arg;

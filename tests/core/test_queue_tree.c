@@ -17,6 +17,8 @@
  */
 #include "common.h"
 
+#include <hwloc.h>
+
 #define MAXQ 256
 
 static struct piano_queue_info q[MAXQ];
