@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * [cond] Wake-up latency of piano_cond_wait(): a waiter thread (pinned on
  * the first CPU) waits on a piano_cond; a signaller thread (pinned on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * [interference] Slowdown of a compute phase caused by piano's progression
  * threads (idle threads, timer) while one repeat task is pending, so that

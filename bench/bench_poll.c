@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * [poll] Single-thread cost of the explicit polling point, PROGRESSION=0.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * [reaction] Submit-to-execution latency of a one-shot task: the submitter
  * reads CLOCK_MONOTONIC right before piano_ltask_submit(), the task reads it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * [submit] Submission throughput under contention, PROGRESSION=0.
  *

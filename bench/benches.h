@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The benchmarks of piano-bench-core, one file each. */
 #ifndef PIANO_BENCH_BENCHES_H
 #define PIANO_BENCH_BENCHES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared helpers of piano-bench-core: clocks, statistics, engine
  * configuration through the environment, CPU pinning and table output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks that docs/configuration.md's settings table is exactly what
 # `piano-info --markdown` prints from the registry's tables, so that the
 # page cannot drift from the code. Test core.config_docs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks that C files follow .clang-format: prints a unified diff of every
 # file that clang-format would change and exits 1 if there is any.
 #

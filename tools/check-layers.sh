@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks that the core's files call downward only, as the drawing of the
 # "Layers" section of docs/architecture.md says: every function that one
 # object file of libpiano calls in another must be defined in a lower

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # piano demo: installs what is missing (Debian 12, root or sudo), builds into
 # build/ and runs
 #   1. the quick benchmark set: tools/piano-bench --quick (core engine, then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Shared helpers of tools/run-tests.sh and tools/demo.sh (sourced, not run).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * piano-info: prints what the piano engine sees and how it is configured.
  *

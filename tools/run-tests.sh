@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # piano: the one command that builds and tests everything.
 #
 #   ./tools/run-tests.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mpi_args: clocks, order statistics, the common options and the
  * parsing of option values (see bench_mpi_common.h).

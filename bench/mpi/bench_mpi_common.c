@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mpi_common: MPI start-up, usage and errors, the description of the
  * run, quiet synchronisation (see bench_mpi_common.h).

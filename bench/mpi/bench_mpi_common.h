@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mpi_common: what the MPI benchmarks of bench/mpi share,
  * compiled once per MPI into the static library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mpi_compute: fixed amounts of work and where they run: the
  * calibrated floating-point chain, teams of compute threads, CPU affinity,

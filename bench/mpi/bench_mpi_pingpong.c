@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mpi_pingpong: the timed ping-pong loop of latency, mthreads and
  * reactivity (see bm_pingpong in bench_mpi_common.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mpi_table: the results, as an OSU-style table or as CSV (see
  * bench_mpi_common.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_halo: 1-D ghost-cell exchange with overlapped computation, the
  * ghost-cell benchmark of APSM-2013 (§5.2) and the communication

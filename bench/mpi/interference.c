@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_interference: how much background progress slows computation down
  * while communication is pending (PIOMan-2015, Fig. 4: impact of idle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_latency: ping-pong latency between ranks 0 and 1, the "overhead"
  * benchmark of PIOMan (PIOMan-2015, Fig. 5; PIOMan-2008, Tab. 2).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_mthreads: multithreaded communication, the three benchmarks of
  * PIOMan-2015 (Figs. 10-12), for two MPI processes.

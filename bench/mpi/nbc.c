@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_nbc: overlap of non-blocking collectives with computation, measured
  * the way the OSU micro-benchmarks do (osu_ibcast, osu_iallreduce,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_overlap: the simple overlap benchmark of APSM (§5.1) and PIOMan
  * (section V-B, Figs 7-9), for two MPI processes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_oversub: many threads per rank exchanging messages while there are
  * more ranks than cores (4 ranks x 4 threads on a 2-core machine, say).

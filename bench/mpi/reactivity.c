@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_reactivity: ping-pong latency while compute threads occupy the
  * cores, the reactivity test of PIOMan's reactive event detector

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-overlap.sh: the overlap benchmark (bench_overlap_<mpi>) for every MPI
 # and every progress variant, in one go, then a summary.
 #

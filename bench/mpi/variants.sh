@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # variants.sh: the progress variants of piano's MPI benchmarks, sourced by
 # bench/mpi/run-overlap.sh and tools/piano-bench so that both run a variant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion objects. The word holds 31 status bits and a WAITERS bit.
  *

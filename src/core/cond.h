@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion objects (cond.c): the public piano_cond_* calls on the status
  * word, and the futex sleep a waiter ends with. Calls only the platform.

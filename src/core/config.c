@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The core engine's settings: its table for the registry (settings.c) and
  * the struct piano_config the engine reads them into at piano_init().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The core's settings (config.c): its table for the registry (settings.c)
  * and the struct the engine reads the live values into at init. Calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Engine life cycle (piano_init, piano_finalize: the configuration, the
  * queue tree, the threads) and introspection. The top layer: it may call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Error strings and diagnostics. */
 #include "warn.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hand-off list: tasks a poller gives to a blocking helper (ltask.c,
  * handoff_offer) and the helpers take from it (helpers.c, handoff_take).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hand-off list (handoff.c): tasks a poller gives to a blocking helper.
  * Calls nothing of piano.

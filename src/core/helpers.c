@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Blocking helpers: threads that serve the tasks of the hand-off list
  * (handoff.c) by sleeping in their blocking callback, so that an event is

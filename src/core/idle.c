@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Idle threads: one per object of PIANO_IDLE_LEVEL, bound to it, running at
  * SCHED_IDLE so that they use only the cores the application leaves idle,

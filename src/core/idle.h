@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Idle threads (idle.c), a polling point: started by piano_init, stopped
  * by piano_finalize after engine->stopping is set.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where the calling thread runs: its leaf queue (current CPU) and the
  * smallest queue containing its binding, cached per thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where the calling thread runs (location.c), cached per thread: calls the
  * topology.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Light tasks (ltask.c): the task object, how a queue owner or a helper
  * runs it, and where it goes when submitted (queue_push and park_notify,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Parking: idle and timer threads sleep on engine->park_seq while no queue
  * holds a task, and a submission wakes them. Both halves are here.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Parking (park.c): idle and timer threads sleep while no queue holds a
  * task; a submission wakes them. Both halves are in park.c.

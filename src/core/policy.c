@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Polling policy: which queues each polling point runs.
  * - explicit (piano_poll, waits, finalize's drain): the local leaf queue,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Polling policy (policy.c): which queues each polling point runs, and the
  * bookkeeping of a round.

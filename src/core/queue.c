@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One queue = a lock-free submission list + a main list owned by whoever
  * wins the trylock (the "mask").

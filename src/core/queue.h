@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Queues (queue.c): a lock-free submission list and a main list run by
  * whoever wins the trylock. A queue calls nothing of piano but the platform

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The settings registry (include/piano/settings.h): every layer's table of
  * PIANO_* variables, one parser for all of them, their live values while

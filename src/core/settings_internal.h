@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The settings registry's internal side (settings.c): what the engine's
  * life cycle calls, and the core's own table (data of config.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine's state: one instance per process, allocated, published and
  * freed by engine.c (piano_init, piano_finalize), read by every layer

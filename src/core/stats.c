@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Counters per polling point. Each thread that polls owns one block
  * (single writer: relaxed load + store, no atomic read-modify-write on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Statistics (stats.c): counters per polling point, one block per polling
  * thread. Calls nothing of piano.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Linux implementation of sys.h. */
 #include "sys.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Platform layer: the only place with Linux-specific calls (futex,
  * sched_getcpu, SCHED_IDLE, clocks). Everything else uses these helpers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The timer thread: a regular thread (not a POSIX timer, whose signal
  * handler context cannot take locks) that sleeps for a period and polls the

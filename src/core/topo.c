@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Topology: loads hwloc and builds the queue tree. One queue per object of
  * the kept types (Machine, then Package/Core/PU down to PIANO_QUEUE_LEVEL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Topology (topo.c): loads hwloc and builds the queue tree, one queue per
  * kept object; binds piano's threads. Calls nothing of piano but the

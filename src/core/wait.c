@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiters, the polling point of a thread that waits: a wait polls
  * explicitly (the caller's branch, plus the awaited task's queue) for

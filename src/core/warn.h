@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Diagnostics on stderr (error.c), shared by the core and the MPI layer,
  * which embeds the core's objects: one line per call, written at once, as

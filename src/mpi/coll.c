@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI-3 non-blocking collectives: the MPI starts them, piano tracks the
  * request so the engine keeps the schedule moving in the background.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI's control variables through MPI_T: reading one by its index
  * (eager.c scans them) or by its name, inside one MPI_T session that set-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Eager limit detection: messages up to this size complete without the
  * receiver's help, so sends of that size are not tracked. Sources, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI-IO closes the gate (gate.c), Open MPI only (docs/mpi.md, "The gate").
  *

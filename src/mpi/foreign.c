@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Calls that create requests piano leaves to the MPI (track_foreign):
  * generalized requests (their query function must run in the application's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fortran bindings for Open MPI (mpif.h and the mpi module). Open MPI's own
  * Fortran wrappers call the C PMPI_ functions directly, so the C layer never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The gate: piano's threads drive the MPI in the background only while it
  * is open. The application closes it while it does something the MPI cannot

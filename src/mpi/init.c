@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Init / MPI_Init_thread / MPI_Query_thread / MPI_Finalize, and the lazy
  * set-up used when the library is loaded after MPI_Init.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internal interface of libpiano-mpi, the PMPI interposition layer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Point-to-point operations. Non-blocking and persistent calls go straight
  * to the MPI; the request is tracked when the message may need the peer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Keeps piano out of the processes a rank starts. piano-run loads the
  * library through LD_PRELOAD, which every child inherits: a system() or

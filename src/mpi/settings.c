@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI layer's settings, registered with the core's registry
  * (include/piano/settings.h) before the layer reads any of them. The help

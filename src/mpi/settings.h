@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI layer's settings table (settings.c). It includes no MPI header, so
  * that piano-info, which links no MPI, lists and documents these settings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Table of the requests piano tracks (those that need background progress:
  * sends above the eager limit, receives, collectives). Keyed by the handle's

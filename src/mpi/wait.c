@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion calls. Wait* calls wait natively or are delegated to the engine
  * (waitop.c); Test* calls are the MPI's own. Either way the MPI's own call

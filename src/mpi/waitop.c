@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Blocking completion calls: native when a thread waits alone, delegated to
  * the engine when several wait at once (mpi_internal.h, enum wait_mode).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Kernel-blocking progress for socket transports (PIOMan-2008): when every
  * core computes, idle threads never run and only the timer would progress

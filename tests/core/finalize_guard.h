@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the finalize tests: piano_finalize() under a watchdog that fails
  * the test if it has not returned within a limit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.block_cancel — blocking helpers and the task life cycle:
  *  A. cancelling a task while a helper sleeps in its blocking callback:

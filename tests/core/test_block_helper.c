@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.block_helper — a blocking helper sleeps in the kernel on behalf of a
  * task whose work arrives on a file descriptor: no idle threads, a timer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.cond — completion objects (piano_cond_t):
  *  - init/signal/get/test/clear manipulate the status bits; the reserved bit

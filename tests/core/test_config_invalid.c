@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.config_invalid — configuration validation at piano_init():
  *  - for every PIANO_* variable, malformed or out-of-range values (non

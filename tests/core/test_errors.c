@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.errors — error reporting:
  *  - piano_strerror(): a non-empty string for every code, all distinct; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.finalize — the last piano_finalize() drains and is bounded:
  *  A. pending tasks are run to completion by finalize (PIANO_PROGRESSION=0,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.finalize_idle — the last piano_finalize() is bounded with progression
  * threads too: idle threads configured with the longest valid pauses

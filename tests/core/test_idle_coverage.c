@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.idle_coverage — the idle threads together poll every queue: on a
  * synthetic topology ("pack:2 core:2 pu:2"), for each queue level (core, pu)

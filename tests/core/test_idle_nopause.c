@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.idle_nopause — an idle thread configured with no pause at all
  * (PIANO_IDLE_PERIOD_US=0, PIANO_IDLE_YIELD_US=0: "only sched_yield()")

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_cancel — piano_ltask_cancel():
  *  - a queued task that never ran: CANCELED at the next poll, callback never

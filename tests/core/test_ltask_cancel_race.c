@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_cancel_race — "a queued task never runs again" holds under
  * concurrency: two threads poll continuously while the main thread submits a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_name — piano_ltask_set_name() copies the name (later changes
  * to the caller's buffer do not affect it) and truncates it to 31

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_nowait — PIANO_LTASK_NOWAIT: the destructor is called exactly
  * once, after the task finished (completed or cancelled); a NOWAIT task

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_oneshot — a PIANO_LTASK_ONESHOT task runs exactly once per
  * submission: INIT -> QUEUED -> RUNNING (inside its callback) -> COMPLETED,

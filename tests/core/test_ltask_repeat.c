@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_repeat — a PIANO_LTASK_REPEAT task runs until it calls
  * piano_ltask_complete(piano_ltask_current()) from inside its callback, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.ltask_wait_in_task — from inside a running ltask callback:
  * piano_ltask_wait() on another (queued) task returns PIANO_EDEADLK instead of

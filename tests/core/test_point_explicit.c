@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.point_explicit — no-thread mode (PIANO_PROGRESSION=0): the engine
  * starts no thread, submitted tasks stay QUEUED until the application polls,

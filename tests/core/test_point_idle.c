@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.point_idle — idle threads progress tasks on their own: with the timer
  * and the blocking helpers off and one idle thread (PIANO_IDLE_LEVEL=machine),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.point_timer — the timer thread progresses tasks when every core is
  * busy: no idle threads, no blocking helpers, PIANO_TIMER_PERIOD_US=1000, one

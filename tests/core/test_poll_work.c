@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.poll_work — piano_poll()'s return value is the amount of work done:
  * the sum of the callbacks' return values plus the number of tasks that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.queue_tree — the queue tree built from the topology
  * (HWLOC_SYNTHETIC topologies, so it does not depend on this machine):

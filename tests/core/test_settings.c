@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.settings — the settings registry (include/piano/settings.h):
  *  - one parser for every layer: the same junk values are rejected, with the

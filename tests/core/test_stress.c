@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.stress — every submitted task runs exactly once under contention:
  * 8 submitter threads, 3 threads calling piano_poll() in a loop, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.timer_backoff — PIANO_TIMER_MAX_US: the timer's period doubles after
  * rounds that did no work, up to the limit, and stays at

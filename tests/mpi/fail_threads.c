@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Preloaded by the test mpi.<mpi>.degraded_nothreads: pthread_create fails
  * with EAGAIN for threads whose start routine lives in libpiano-mpi (as

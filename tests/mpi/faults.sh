@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs a job natively, then under piano: piano's job must end within the
 # time limit with the exit status of the native one (a rank killed, an
 # MPI_Abort from a thread, a finalize with requests in flight).

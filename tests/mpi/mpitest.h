@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the MPI tests: checks that name the rank and line. */
 #ifndef PIANO_MPITEST_H
 #define PIANO_MPITEST_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # piano_run.sh CASE FLAVOUR PIANO-RUN PROGRAM LAUNCHER...: piano-run under
 # the MPI's launcher (LAUNCHER... is e.g. "mpiexec.mpich -n 2"), with PROGRAM
 # (an MPI program for the C cases, python3 for the mpi4py case) started

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # preload_python.sh PYTHON PIANO-RUN LAUNCHER...: piano stays out of the
 # children of a rank that loads MPI only after start-up (PYTHON with mpi4py,
 # which piano, when loaded, cannot tell from a wrapper such as env or a

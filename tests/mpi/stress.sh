@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs test_stress natively, then under piano, with the same launcher and
 # arguments; both must pass (no loss, no corruption, bounded RSS), and
 # piano's message rate must be at least half the native one.

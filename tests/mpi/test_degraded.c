@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * piano without its threads must say so once on stderr (a line tagged with
  * the rank), start no thread (explicit-polling mode), and keep MPI working:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Errors are raised in the application's thread, by the call it made: a
  * truncated receive completed by MPI_Recv, MPI_Wait or MPI_Waitall calls the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Ends of a job that piano must not change (run natively and under piano by
  * tests/mpi/faults.sh, which bounds the time):

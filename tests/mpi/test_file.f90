@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! MPI-IO from Fortran (mpif.h) beside background progress. Open MPI's
 ! Fortran bindings call PMPI_File_open directly, so the layer wraps
 ! MPI_FILE_OPEN and MPI_FILE_CLOSE itself to close the gate (docs/mpi.md,

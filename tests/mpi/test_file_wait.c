@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A non-blocking file request completes in MPI_Wait while another thread is
  * waiting at the same time (a wait piano would otherwise hand to its

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Background progress and completion semantics seen from Fortran (mpif.h).
 ! Rank 1 posts a large MPI_IRECV and then polls a flag file, making no MPI
 ! call, until rank 0's MPI_WAIT on the matching MPI_ISEND has returned; a

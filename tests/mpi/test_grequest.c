@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A generalized request's query function runs in the thread that completes
  * the request (MPI_Wait), also when another thread is waiting at the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Tracking stays exact on every completion path: after success, errors
  * (MPI_ERR_IN_STATUS from Waitall and Testall, a failed Wait, Waitany and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Thread levels: the application gets the level it asked for (bounded by
  * what the MPI gives), MPI_Query_thread agrees with it, and traffic works

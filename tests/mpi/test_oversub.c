@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * With more ranks on the node than CPUs the ranks may use, piano starts no
  * idle thread (docs/mpi.md, "Oversubscription"); otherwise, or when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI-4 persistent collectives started in different orders on the ranks
  * (MPICH's coll/p_order) complete in MPI_Waitall, alone and while another

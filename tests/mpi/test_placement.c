@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * PIANO_MPI_CPU_LIST places each local rank's engine threads: with "1_0",
  * local rank 0's piano threads run on CPU 1 and local rank 1's on CPU 0.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * piano stays out of the processes a rank starts. Run through piano-run
  * with LD_PRELOAD already naming the user's own libraries; every rank

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Deterministic proof of background progress. Rank 1 starts a large
  * receive (or a non-blocking broadcast) and then spins WITHOUT calling MPI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI semantics that the interposition layer must keep: run natively and
  * under piano, the same assertions hold. Two ranks. Message sizes mix

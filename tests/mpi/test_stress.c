@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Stress: every rank runs T threads; thread t of rank r talks to thread t of
  * rank r^1 for a bounded time with random sizes (1 B .. 1 MiB, log-uniform)

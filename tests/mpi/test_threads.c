@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 8 threads of rank 0 wait at once, with MPI_Irecv + MPI_Wait and with
  * blocking MPI_Recv, on messages that rank 1's 8 threads send in a

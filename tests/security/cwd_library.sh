@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # cwd_library.sh FAKE-LIB FILE...: the attack of a library planted in the
 # directory a user starts a job from. Copies FAKE-LIB (whose constructor
 # prints "fake-lib: loaded") into an empty mktemp -d directory under the

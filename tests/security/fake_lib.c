@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stand-in library that tests/security/cwd_library.sh copies, under the
  * names of the libraries piano's files need, into the directory it starts
  * them from. Its constructor announces it: a file whose RUNPATH makes the

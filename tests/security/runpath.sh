@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # runpath.sh BUILD-DIR SOURCE-DIR CMAKE: no ELF file piano builds or installs
 # may tell the loader to search a directory that depends on where the user
 # happens to be, or on where the file lies. Fails on any RUNPATH/RPATH entry

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Lists the tests of MPICH's test suite (test/mpi) for tools/conformance/run.sh.
 
 usage: mpich_plan.py TESTMPI DIR...

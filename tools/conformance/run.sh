@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/conformance/run.sh: the MPIs' own test suites, natively and under
 # piano, on Open MPI and MPICH. See docs/conformance.md.
 #

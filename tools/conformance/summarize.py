@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Summary table of a tools/conformance/run.sh results.csv.
 
 usage: summarize.py RESULTS.CSV

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash disable=SC2034
 # Shared settings and helpers of the netns harness (sourced by up.sh,
 # down.sh, run.sh, rsh.sh, selftest.sh).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # down.sh: removes everything up.sh created (namespaces PREFIX-h<i> and
 # PREFIX-br, their veths, bridge and qdiscs, and /run/PREFIX-netns).
 # Idempotent: safe after a partial or interrupted up.sh, or a second time.

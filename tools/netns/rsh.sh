@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rsh.sh [SSH-OPTIONS] HOST COMMAND...: the "remote shell" of the MPI
 # launchers (Open MPI's plm_rsh_agent, hydra's -launcher-exec). HOST is one
 # of the harness's addresses (10.77.0.1..4) or namespace names; the command

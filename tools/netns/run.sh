@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run.sh [OPTIONS] [--] COMMAND [ARGS...]: runs an MPI job across the hosts
 # of up.sh, rank i on host i % N (round robin), over TCP on piano-eth only.
 #

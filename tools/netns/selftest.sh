@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # selftest.sh BUILD-DIR [--mpich]: the netns harness end to end, for CTest
 # (harness.netns). Uses its own prefix (PIANO_NETNS_PREFIX=piano-st), so a
 # set brought up by hand for benchmarks is left alone.

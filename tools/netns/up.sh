@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # up.sh [OPTIONS]: creates the multi-host test network (root only).
 #
 #   --hosts N            number of hosts, 2..4 (default 2)
