@@ -92,18 +92,22 @@ double median_of(double *v, size_t n)
 
 /* ----------------------------------------------------- configuration */
 
-const struct bcfg bcfg_default = {
-	.progression = "1",
-	.idle_level = "package",
-	.idle_period_us = "5",
-	.idle_coef = "20",
-	.timer_period_us = "1000",
-	.spin_us = "50",
-	.block_helpers = "1",
-	.queue_level = "core",
-};
+/* Every field NULL: the registry's defaults (bcfg_pairs). */
+const struct bcfg bcfg_default = { NULL };
 
 #define NVARS 8
+
+/* The built-in default of a setting, from the registry's table. */
+static const char *registry_default(const char *name)
+{
+	int n = 0;
+	struct piano_setting st;
+	if (piano_setting_count(&n) == 0)
+		for (int i = 0; i < n; i++)
+			if (piano_setting_get(i, &st) == 0 && strcmp(st.name, name) == 0)
+				return st.def;
+	return "";
+}
 
 static void bcfg_pairs(const struct bcfg *c, const char *names[NVARS], const char *vals[NVARS])
 {
@@ -118,25 +122,26 @@ static void bcfg_pairs(const struct bcfg *c, const char *names[NVARS], const cha
 	};
 	for (int i = 0; i < NVARS; i++) {
 		names[i] = n[i];
-		vals[i] = v[i];
+		vals[i] = v[i] ? v[i] : registry_default(n[i]);
 	}
 }
 
+/* Overrides, not the environment: a run does not depend on the caller's
+ * PIANO_* variables for these settings, and the process environment is
+ * left alone. */
 int bench_piano_init(const struct bcfg *c)
 {
 	const char *names[NVARS], *vals[NVARS];
+	struct piano_override ov[NVARS];
 	bcfg_pairs(c, names, vals);
 	for (int i = 0; i < NVARS; i++)
-		if (setenv(names[i], vals[i], 1) != 0) {
-			perror("piano-bench-core: setenv");
-			return -1;
-		}
+		ov[i] = (struct piano_override){ names[i], vals[i] };
 	if (piano_initialized()) {
 		fprintf(stderr, "piano-bench-core: piano is already initialised: "
 		                "the new configuration would be ignored\n");
 		return -1;
 	}
-	PCHECK(piano_init());
+	PCHECK(piano_init_with(ov, NVARS));
 	return 0;
 }
 

@@ -60,9 +60,9 @@ double median_of(double *v, size_t n); /* sorts v */
 /* ----------------------------------------------------- configuration */
 
 /*
- * Every variable the benchmarks depend on, set explicitly before each
- * piano_init() so that a run does not depend on the caller's environment.
- * Strings, exactly as written to the environment.
+ * Every variable the benchmarks depend on, passed to piano_init_with() as
+ * overrides so that a run does not depend on the caller's environment.
+ * Strings, as in the environment; NULL = the registry's default.
  */
 struct bcfg {
 	const char *progression;
@@ -75,10 +75,10 @@ struct bcfg {
 	const char *queue_level;
 };
 
-/* The built-in defaults of the engine (docs/configuration.md). */
+/* The engine's built-in defaults: every field NULL. */
 extern const struct bcfg bcfg_default;
 
-/* setenv() of every field, then piano_init(). Prints and returns the error. */
+/* piano_init_with() every field. Prints and returns the error. */
 int bench_piano_init(const struct bcfg *c);
 int bench_piano_finalize(void);
 /* "PIANO_PROGRESSION=1 PIANO_IDLE_LEVEL=package ..." */
