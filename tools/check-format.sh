@@ -3,12 +3,15 @@
 # Checks that C files follow .clang-format: prints a unified diff of every
 # file that clang-format would change and exits 1 if there is any.
 #
-#   tools/check-format.sh [--base REF] [FILE...]
+#   tools/check-format.sh [--base REF] [--lines] [FILE...]
 #
 # With FILEs, checks them. Without, checks the .c and .h files added,
 # copied, modified or renamed between REF and HEAD (default REF: HEAD~1
 # when it exists, else every C file of HEAD). Files are read from the work
-# tree. Exit status: 0 all formatted (or nothing to check), 1 some file is
+# tree. With --lines (no FILEs), only the lines changed since REF are
+# checked (clang-format-diff): what CI checks (tools/run-tests.sh), so that a
+# change is held to the style without reformatting the files it touches.
+# Exit status: 0 all formatted (or nothing to check), 1 some file is
 # not, 2 usage error or clang-format missing or failing.
 # CLANG_FORMAT names the program (default: clang-format, else clang-format-14).
 set -euo pipefail
@@ -18,6 +21,7 @@ usage() {
 }
 
 base=
+lines=0
 files=()
 while (($#)); do
 	case $1 in
@@ -28,6 +32,10 @@ while (($#)); do
 		;;
 	--base=*)
 		base=${1#--base=}
+		shift
+		;;
+	--lines)
+		lines=1
 		shift
 		;;
 	-h | --help)
@@ -80,6 +88,29 @@ if ((${#files[@]} == 0)); then
 	elif ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
 		echo "check-format: unknown base $base" >&2
 		exit 2
+	fi
+	if ((lines)); then
+		cfd=
+		for c in clang-format-diff clang-format-diff-14; do
+			command -v "$c" >/dev/null && { cfd=$c; break; }
+		done
+		if [[ -z $cfd ]]; then
+			echo "check-format: clang-format-diff not found" >&2
+			exit 2
+		fi
+		out=$(git diff -U0 --no-color "$base" HEAD -- '*.c' '*.h' |
+			"$cfd" -p1 -binary "$(command -v "$cf")" -style=file) || {
+			echo "check-format: $cfd failed" >&2
+			exit 2
+		}
+		if [[ -n $out ]]; then
+			printf '%s\n' "$out"
+			echo "check-format: lines changed since $base are not formatted (above:" \
+				"- as written, + as .clang-format wants)" >&2
+			exit 1
+		fi
+		echo "check-format: the C lines changed since $base are formatted"
+		exit 0
 	fi
 	mapfile -t files < <(git diff --name-only --diff-filter=ACMR "$base" HEAD -- '*.c' '*.h')
 	if ((${#files[@]} == 0)); then

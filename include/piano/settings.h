@@ -51,14 +51,14 @@ enum piano_setting_type {
  * nothing of piano.
  */
 struct piano_setting_spec {
-	const char *name;         /* PIANO_..., upper case, unique across layers */
+	const char *name; /* PIANO_..., upper case, unique across layers */
 	enum piano_setting_type type;
-	const char *def;          /* default as text; "" = unset (the help says what that means) */
-	long min, max;            /* PIANO_SETTING_INT */
-	const char *choices;      /* PIANO_SETTING_CHOICE: names separated by ',' */
-	const char *range;        /* accepted values as text, for a check the type cannot show; or NULL */
+	const char *def;     /* default as text; "" = unset (the help says what that means) */
+	long min, max;       /* PIANO_SETTING_INT */
+	const char *choices; /* PIANO_SETTING_CHOICE: names separated by ',' */
+	const char *range; /* accepted values as text, for a check the type cannot show; or NULL */
 	int (*check)(const char *value, long number, char *why, size_t len);
-	const char *help;         /* full description (docs table); its first sentence is the summary */
+	const char *help; /* full description (docs table); its first sentence is the summary */
 };
 
 /*
@@ -105,7 +105,7 @@ struct piano_setting {
 	const char *name;
 	const char *value;
 	const char *def;
-	const char *range;   /* accepted values, as text */
+	const char *range; /* accepted values, as text */
 	const char *help;
 	const char *layer;
 };

@@ -31,8 +31,8 @@ extern char **environ;
 struct entry {
 	const struct piano_setting_spec *spec;
 	const char *layer;
-	char range[160];       /* accepted values as text (generated) */
-	char live[VALUE_MAX];  /* valid while `loaded` */
+	char range[160];      /* accepted values as text (generated) */
+	char live[VALUE_MAX]; /* valid while `loaded` */
 	long number;
 	int source;
 };
@@ -133,8 +133,8 @@ static int parse_choice(const char *s, const char *choices, long *out)
  * Parses `s` (not empty) as a value of `sp`. 0 with *number set, or -1 with
  * a reason in `why` (empty when the accepted values say it all).
  */
-static int parse_value(const struct piano_setting_spec *sp, const char *s, long *number,
-                       char *why, size_t wlen)
+static int parse_value(const struct piano_setting_spec *sp, const char *s, long *number, char *why,
+                       size_t wlen)
 {
 	long v = 0;
 	why[0] = '\0';
@@ -521,7 +521,8 @@ PIANO_API int piano_settings_check_env(void)
 		layer_list(lays, sizeof(lays));
 		if (best && bestd <= limit)
 			piano_warn("unknown variable %s: did you mean %s? (it is ignored; "
-			           "PIANO_WARN_UNKNOWN=0 silences this)", name, best);
+			           "PIANO_WARN_UNKNOWN=0 silences this)",
+			           name, best);
 		else
 			piano_warn("unknown variable %s: no setting of the layers loaded (%s) has "
 			           "this name; it is ignored (PIANO_WARN_UNKNOWN=0 silences this)",

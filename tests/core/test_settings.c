@@ -20,7 +20,6 @@
 
 #include "settings.h" /* src/mpi: the MPI layer's table */
 
-
 static int check_even(const char *value, long number, char *why, size_t len)
 {
 	(void)value;
@@ -40,8 +39,9 @@ static const struct piano_setting_spec layer_table[] = {
 };
 
 /* Values every integer setting must reject, whatever its range. */
-static const char *junk[] = { " 5", "5 ", "+5", "0x5", "5us", "5k", "1e3", "--5", "5-",
-	                      "abc", "-", "99999999999999999999999", "5\t", "½" };
+static const char *junk[] = { " 5",  "5 ",  "+5", "0x5", "5us", "5k",
+	                      "1e3", "--5", "5-", "abc", "-",   "99999999999999999999999",
+	                      "5\t", "½" };
 
 /* piano_init() with the current environment, stderr captured. */
 static int init_captured(char *msg, size_t len)
@@ -109,7 +109,8 @@ static void junk_matrix(void)
 		if (!r)
 			continue;
 		const char *start = r;
-		while (start > st.range && (start[-1] == '-' || (start[-1] >= '0' && start[-1] <= '9')))
+		while (start > st.range &&
+		       (start[-1] == '-' || (start[-1] >= '0' && start[-1] <= '9')))
 			start--;
 		if (sscanf(start, "%ld..%ld", &min, &max) != 2)
 			continue;
@@ -158,7 +159,8 @@ static void layer_rules(void)
 	test_clear_env();
 	CHECK_OK(piano_setting_read("PIANO_XT_MODE", &v, NULL, 0, &src));
 	if (v != 1 || src != PIANO_SOURCE_DEFAULT)
-		SOFT_FAIL("PIANO_XT_MODE unset: value %ld source %d, expected 1 (b) default", v, src);
+		SOFT_FAIL("PIANO_XT_MODE unset: value %ld source %d, expected 1 (b) default", v,
+		          src);
 	CHECK_RC(piano_setting_read("PIANO_NO_SUCH", &v, NULL, 0, NULL), PIANO_EINVAL);
 	test_setenv("PIANO_XT_ON", "x");
 	struct test_capture cap;
@@ -180,7 +182,8 @@ static void overrides(void)
 	test_clear_env();
 	test_setenv("PIANO_SPIN_US", "7");
 	test_setenv("PIANO_XT_COUNT", "6");
-	struct piano_override ov[] = { { "PIANO_PROGRESSION", "0" }, { "PIANO_SPIN_US", "9" },
+	struct piano_override ov[] = { { "PIANO_PROGRESSION", "0" },
+		                       { "PIANO_SPIN_US", "9" },
 		                       { "PIANO_SPIN_US", "11" } };
 	CHECK_OK(piano_init_with(ov, 3));
 	CHECK_OK(piano_setting_read("PIANO_SPIN_US", &v, NULL, 0, &src));
@@ -239,7 +242,8 @@ static const struct piano_setting_spec lower_name[] = {
 	{ "PIANO_xb", PIANO_SETTING_BOOL, "0", 0, 1, NULL, NULL, NULL, "Lower case." },
 };
 static const struct piano_setting_spec bad_choice[] = {
-	{ "PIANO_XB_C", PIANO_SETTING_CHOICE, "z", 0, 0, "x,y", NULL, NULL, "Default not a choice." },
+	{ "PIANO_XB_C", PIANO_SETTING_CHOICE, "z", 0, 0, "x,y", NULL, NULL,
+	  "Default not a choice." },
 };
 static const struct piano_setting_spec late_table[] = {
 	{ "PIANO_XL_N", PIANO_SETTING_INT, "1", 0, 9, NULL, NULL, NULL, "Registered late." },
@@ -251,7 +255,8 @@ static void registration(void)
 	char msg[2048];
 	struct test_capture cap;
 	CHECK_OK(piano_setting_count(&before));
-	const struct piano_setting_spec *tables[] = { dup_core, bad_default, lower_name, bad_choice };
+	const struct piano_setting_spec *tables[] = { dup_core, bad_default, lower_name,
+		                                      bad_choice };
 	const int sizes[] = { 1, 2, 1, 1 };
 	for (int i = 0; i < 4; i++) {
 		test_capture_begin(&cap);
