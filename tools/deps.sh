@@ -13,7 +13,7 @@
 PIANO_DEPS=(
 	build-essential cmake pkg-config
 	libhwloc-dev hwloc
-	clang libclang-rt-14-dev
+	clang libclang-rt-14-dev clang-format
 	openmpi-bin libopenmpi-dev python3-mpi4py
 	mpich libmpich-dev
 	gfortran

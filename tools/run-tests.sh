@@ -6,6 +6,8 @@
 #
 # On Debian 12 (as root, or with sudo): installs the missing packages with
 # apt-get (tools/deps.sh), then
+#   0. checks that the C lines changed by the last commit follow
+#      .clang-format (tools/check-format.sh --lines);
 #   1. builds with gcc, RelWithDebInfo, -Werror into build/ and runs
 #      ctest --test-dir build --output-on-failure -j2 (all but the tests
 #      labelled "stress"), then the stress tests (ctest -L stress);
@@ -73,6 +75,17 @@ echo "cmake:      $(cmake --version | head -n1)"
 echo "hwloc:      $(pkg-config --modversion hwloc)"
 if command -v hwloc-ls >/dev/null 2>&1; then
 	hwloc-ls --of console --no-io 2>/dev/null | head -n 20 || true
+fi
+
+# ----------------------------------------------------------------- style
+# The C lines the last commit changed follow .clang-format (the rest of the
+# tree is not reformatted wholesale). Needs the parent commit: a shallow
+# clone has none, and then nothing can be compared.
+piano_banner "piano: clang-format on the lines the last commit changed"
+if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
+	step "clang-format (lines changed by HEAD)" tools/check-format.sh --lines --base HEAD~1 || true
+else
+	skip "clang-format" "no parent commit to compare with"
 fi
 
 # ------------------------------------------------------------- gcc build
