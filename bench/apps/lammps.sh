@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# bench/apps/lammps.sh: a real MPI application, natively and under piano.
+#
+#   bench/apps/lammps.sh [--build DIR] [--pairs N] [--np N] [--out DIR]
+#                        [--cases peptide,melt,melt-opt] [--steps CASE=N,...]
+#
+# Runs Debian's LAMMPS (package lammps, examples from lammps-examples; both
+# installed with apt-get when missing and running as root) on its shipped
+# examples, N pairs of runs alternated native / piano (piano-run of --build),
+# Open MPI (Debian's LAMMPS links it), one rank per core by default. For each
+# case it reports LAMMPS's own "Loop time" and its timing breakdown (Pair,
+# Kspace, Comm: average over ranks), median, min and max per variant, the
+# ratio of the medians, and whether every run's thermodynamic output is
+# identical to the first native run's (it must be: same inputs, same ranks).
+#
+# Cases (steps sized to 10-30 s on 2 ranks of the 2-core VM, when quiet):
+#   peptide   examples/peptide (CHARMM, PPPM, SHAKE), 2000 steps
+#   melt      examples/melt (Lennard-Jones), 20000 steps
+#   melt-opt  the same with -sf opt (LAMMPS's OPT package styles)
+#
+# Output in --out DIR (default results/apps-DATE): lammps.csv (one row per
+# run: case, variant, pair, loop, pair, kspace, comm seconds, thermo match)
+# and lammps.txt (the summary table, also printed). Exit status 1 if a run
+# failed or a thermodynamic output differs.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+pairs=5
+np=""
+out=""
+cases="peptide,melt,melt-opt"
+steps_arg=""
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
+die() { echo "lammps.sh: $*" >&2; exit 2; }
+
+while (($#)); do
+	case $1 in
+	--build) build=$(cd "$2" && pwd); shift 2 ;;
+	--pairs) pairs=$2; shift 2 ;;
+	--np) np=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--cases) cases=$2; shift 2 ;;
+	--steps) steps_arg=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+done
+[[ $pairs =~ ^[1-9][0-9]*$ ]] || die "bad --pairs '$pairs'"
+[[ -z $np ]] && np=$(nproc)
+[[ $np =~ ^[1-9][0-9]*$ ]] || die "bad --np '$np'"
+[[ -x $build/piano-run ]] || die "no piano-run in $build (build piano first)"
+
+if ! command -v lmp >/dev/null || [[ ! -d /usr/share/lammps/examples/peptide ]]; then
+	if ((EUID == 0)); then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q lammps lammps-examples >&2 ||
+			die "apt-get install lammps lammps-examples failed"
+	else
+		die "LAMMPS missing: apt-get install lammps lammps-examples (as root)"
+	fi
+fi
+examples=/usr/share/lammps/examples
+
+declare -A steps=([peptide]=2000 [melt]=20000 [melt-opt]=20000)
+IFS=, read -r -a kv <<<"$steps_arg"
+for p in "${kv[@]}"; do
+	[[ $p =~ ^([a-z-]+)=([1-9][0-9]*)$ ]] || die "bad --steps entry '$p'"
+	steps[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+done
+
+[[ -n $out ]] || out=$root/results/apps-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+csv=$out/lammps.csv
+txt=$out/lammps.txt
+echo "case,variant,pair,loop_s,pair_s,kspace_s,comm_s,thermo" >"$csv"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# prepare CASE: a private copy of the example, its run length set.
+prepare() {
+	local c=$1 dir=$work/$1 src input
+	case $c in
+	peptide) src=$examples/peptide input=in.peptide ;;
+	melt | melt-opt) src=$examples/melt input=in.melt ;;
+	*) die "unknown case '$c'" ;;
+	esac
+	mkdir -p "$dir"
+	cp "$src"/* "$dir"/
+	sed -i -E "s/^run([[:space:]]+)[0-9]+/run\\1${steps[$c]}/" "$dir/$input"
+	grep -qE "^run[[:space:]]+${steps[$c]}\$" "$dir/$input" || die "$c: cannot set the run length"
+	echo "$input"
+}
+
+# The thermodynamic output: what the run computed, without its timings.
+thermo() {
+	sed -n '/^Step\|^-* Step/,/^Loop time/p' "$1" | grep -v 'CPU =\|^Loop time'
+}
+
+# breakdown FILE NAME: the average column of LAMMPS's MPI task timing row.
+breakdown() {
+	awk -v n="$2" '$1 == n && $2 == "|" { print $5; exit }' "$1"
+}
+
+failed=0
+IFS=, read -r -a case_list <<<"$cases"
+for c in "${case_list[@]}"; do
+	input=$(prepare "$c")
+	extra=()
+	[[ $c == melt-opt ]] && extra=(-sf opt)
+	ref=""
+	for ((i = 1; i <= pairs; i++)); do
+		for v in native piano; do
+			log=$work/$c-$v-$i.out
+			cmd=(mpirun.openmpi -np "$np")
+			[[ $v == piano ]] && cmd+=("$build/piano-run")
+			cmd+=(lmp -in "$input" -log none "${extra[@]}")
+			if ! (cd "$work/$c" && "${cmd[@]}") >"$log" 2>&1; then
+				echo "lammps.sh: $c $v run $i failed (output: $out/$c-$v-$i.out)" >&2
+				cp "$log" "$out/"
+				failed=1
+				continue
+			fi
+			loop=$(awk '/^Loop time of/ { print $4; exit }' "$log")
+			thermo "$log" >"$log.thermo"
+			[[ -n $ref ]] || ref=$log.thermo
+			match=yes
+			if ! cmp -s "$ref" "$log.thermo"; then
+				match=no
+				failed=1
+				cp "$log" "$out/"
+				echo "lammps.sh: $c $v run $i: thermodynamic output differs from" \
+					"the first native run" >&2
+			fi
+			echo "$c,$v,$i,$loop,$(breakdown "$log" Pair),$(breakdown "$log" Kspace)," \
+				"$(breakdown "$log" Comm),$match" | tr -d ' ' >>"$csv"
+			printf '%-9s %-6s run %d: loop %s s\n' "$c" "$v" "$i" "$loop" >&2
+		done
+	done
+done
+
+# Summary: per case and variant, median/min/max of each time; the ratio of
+# the loop-time medians and of each pair's piano/native loop times.
+awk -F, -v np="$np" '
+function median(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+NR > 1 && $4 != "" {
+	k = $1 SUBSEP $2
+	n[k]++
+	for (f = 4; f <= 7; f++) v[k, f, n[k]] = $f
+	if (!($1 in seen)) { seen[$1] = 1; order[++nc] = $1 }
+	if ($8 != "yes") bad[$1] = 1
+	loop[$1, $2, $3] = $4
+}
+END {
+	printf "LAMMPS, Open MPI, %d ranks: seconds, median [min-max] over the runs\n", np
+	printf "%-9s %-7s %3s  %-24s %-24s %-24s %-24s\n", "case", "variant", "n", "loop", "pair", "kspace", "comm"
+	for (c = 1; c <= nc; c++) {
+		cs = order[c]
+		for (w = 0; w < 2; w++) {
+			var = w ? "piano" : "native"
+			k = cs SUBSEP var
+			if (!n[k]) continue
+			line = sprintf("%-9s %-7s %3d ", cs, var, n[k])
+			for (f = 4; f <= 7; f++) {
+				m = 0; lo = ""; hi = ""
+				for (i = 1; i <= n[k]; i++) {
+					x = v[k, f, i]; a[i] = x + 0
+					if (lo == "" || x + 0 < lo) lo = x + 0
+					if (hi == "" || x + 0 > hi) hi = x + 0
+				}
+				med[var, f] = median(a, n[k])
+				line = line sprintf(" %-24s", sprintf("%.3f [%.3f-%.3f]", med[var, f], lo, hi))
+			}
+			print line
+		}
+		r = ""
+		for (i = 1; (cs SUBSEP "native" SUBSEP i) in loop || (cs SUBSEP "piano" SUBSEP i) in loop; i++)
+			if ((cs, "native", i) in loop && (cs, "piano", i) in loop)
+				r = r sprintf(" %.3f", loop[cs, "piano", i] / loop[cs, "native", i])
+		if (med["native", 4] > 0)
+			printf "%-9s piano/native loop time: median ratio %.3f; per pair:%s; thermo %s\n", cs,
+			       med["piano", 4] / med["native", 4], r, (cs in bad) ? "DIFFERS" : "identical"
+	}
+}' "$csv" | tee "$txt"
+echo "lammps.sh: results in $out" >&2
+exit "$failed"
