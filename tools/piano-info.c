@@ -178,6 +178,35 @@ static int print_settings(void)
 	return 0;
 }
 
+extern char **environ;
+
+/* PIANO_* variables of the environment that no layer has: a misspelling
+ * the engine already reported, or a script's own variable. */
+static int print_unknown(void)
+{
+	int n, rc, count = 0;
+	if ((rc = piano_setting_count(&n)))
+		return fail("piano_setting_count", rc);
+	for (char **e = environ; *e; e++) {
+		size_t len = strcspn(*e, "=");
+		if (strncmp(*e, "PIANO_", 6) != 0)
+			continue;
+		int known = 0;
+		for (int i = 0; i < n && !known; i++) {
+			struct piano_setting s;
+			if (piano_setting_get(i, &s) == 0 && strlen(s.name) == len &&
+			    strncmp(s.name, *e, len) == 0)
+				known = 1;
+		}
+		if (known)
+			continue;
+		if (!count++)
+			printf("\nPIANO_* variables no layer has (ignored by piano):\n");
+		printf("  %.*s\n", (int)len, *e);
+	}
+	return 0;
+}
+
 /* A markdown table cell: '|' would end the cell, a newline the row. */
 static void cell(const char *s)
 {
@@ -320,6 +349,8 @@ int main(int argc, char **argv)
 		printf("\n");
 		status = print_settings();
 	}
+	if (!status)
+		status = print_unknown();
 	if (!status && stats) {
 		printf("\n");
 		status = run_stats();

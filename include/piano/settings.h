@@ -114,8 +114,9 @@ PIANO_API int piano_setting_get(int index, struct piano_setting *out);
 
 /*
  * Reports on stderr, once per process and name, every PIANO_* environment
- * variable that no registered setting has, with the closest registered name
- * when one is within a few typing errors ("did you mean PIANO_SPIN_US?").
+ * variable that no registered setting has but one is within a few typing
+ * errors of ("did you mean PIANO_SPIN_US?"); names far from every setting
+ * may belong to scripts and are left to piano-info, which lists them.
  * PIANO_WARN_UNKNOWN=0 silences it. Returns how many names it reported this
  * call. The first piano_init() calls it; a layer that registers its table
  * later may call it again.

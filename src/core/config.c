@@ -125,7 +125,9 @@ const struct piano_setting_spec config_core_table[] = {
 	  "core)." },
 	{ "PIANO_WARN_UNKNOWN", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
 	  "`1`: the first `piano_init()` reports every `PIANO_*` environment variable that no "
-	  "layer has, with the closest known name (`did you mean PIANO_SPIN_US?`). `0`: silent." },
+	  "layer has but that is a few typing errors away from a setting, with its name (`did "
+	  "you mean PIANO_SPIN_US?`); `piano-info` also lists the unknown names far from every "
+	  "setting (scripts' own variables, e.g. `PIANO_SKIP_STRESS`). `0`: silent." },
 };
 const int config_core_count = (int)(sizeof(config_core_table) / sizeof(config_core_table[0]));
 

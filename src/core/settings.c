@@ -476,14 +476,6 @@ static bool already_reported(const char *name)
 	return false;
 }
 
-static void layer_list(char *buf, size_t len)
-{
-	size_t o = 0;
-	buf[0] = '\0';
-	for (int l = 0; l < nlayers && o < len; l++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", l ? ", " : "", layers[l].name);
-}
-
 /* Reads `environ`: like getenv(), not safe against a concurrent setenv(). */
 PIANO_API int piano_settings_check_env(void)
 {
@@ -515,18 +507,18 @@ PIANO_API int piano_settings_check_env(void)
 					best = layers[l].table[i].name;
 				}
 			}
-		/* A few typing errors: one per five characters, at least two. */
+		/* A few typing errors: one per five characters, at least two.
+		 * A name further from every setting is not a misspelling of
+		 * one: it may belong to a script or tool (piano's own use
+		 * PIANO_SKIP_*, PIANO_NETNS_*...), and a line on every rank's
+		 * stderr would change programs' output for nothing;
+		 * piano-info lists such names. */
 		int limit = (int)n / 5 > 2 ? (int)n / 5 : 2;
-		char lays[96];
-		layer_list(lays, sizeof(lays));
-		if (best && bestd <= limit)
-			piano_warn("unknown variable %s: did you mean %s? (it is ignored; "
-			           "PIANO_WARN_UNKNOWN=0 silences this)",
-			           name, best);
-		else
-			piano_warn("unknown variable %s: no setting of the layers loaded (%s) has "
-			           "this name; it is ignored (PIANO_WARN_UNKNOWN=0 silences this)",
-			           name, lays);
+		if (!best || bestd > limit)
+			continue;
+		piano_warn("unknown variable %s: did you mean %s? (it is ignored; "
+		           "PIANO_WARN_UNKNOWN=0 silences this)",
+		           name, best);
 		if (nreported < MAX_REPORTED)
 			snprintf(reported[nreported++], sizeof(reported[0]), "%s", name);
 		count++;
