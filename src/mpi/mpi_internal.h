@@ -81,6 +81,12 @@ long track_pending(void);
  * MPICH's point-to-point slower: docs/mpi.md). */
 void progress_poke(void);
 
+/* Called by a thread about to wait in the MPI's own wait: a piano thread
+ * inside a progress call at SCHED_IDLE may hold work that wait needs (a
+ * rendezvous it is receiving); raise it to SCHED_OTHER until its call
+ * returns, or, where that is not permitted, give it the CPU until then. */
+void progress_unstarve(void);
+
 /* Keeps the progress task submitted while anything is pending. */
 void progress_kick(void);
 int progress_setup(void);

@@ -27,7 +27,9 @@ static _Atomic int nwaiting;
 static _Atomic int nnative;
 
 bool waitops_empty(void) { return atomic_load(&nwaitops) == 0; }
-bool waiter_native(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) > 0; }
+/* seq_cst (a plain load on x86): progress_poke() reads it after announcing
+ * itself, against the increment in wait_enter(). */
+bool waiter_native(void) { return atomic_load(&nnative) > 0; }
 
 /* The MPI has finished r (complete, inactive or null): completing it now
  * does not block. A request the MPI reports an error for is finished too:
@@ -143,7 +145,11 @@ enum wait_mode wait_enter(struct waitop *op)
 		return WAIT_PLAIN;
 	/* Requests of kinds piano leaves alone are waited for natively too. */
 	if (atomic_fetch_add(&nwaiting, 1) == 0 || track_any_foreign(op->reqs, op->n)) {
+		/* seq_cst, Dekker pair with progress_poke(): no progress call
+		 * starts after this (timed_progress() checks waiter_native()),
+		 * and one already running is not left starved. */
 		atomic_fetch_add(&nnative, 1);
+		progress_unstarve();
 		return WAIT_NATIVE;
 	}
 	waitop_block(op);
