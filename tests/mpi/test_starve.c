@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A rendezvous an idle thread took over is not left starved when the
  * application then waits for it. On Open MPI a background probe that finds
