@@ -264,8 +264,8 @@ static void setup(int real)
 		 * announce on every rank (a line there fails MPICH's own tests,
 		 * which compare the output): only with PIANO_STATS=1. */
 		if (setting("PIANO_STATS", NULL, 0, NULL))
-			pmpi_warn("MPICH's own progress thread is on (MPIR_CVAR_ASYNC_PROGRESS): "
-			          "piano runs in explicit-polling mode, without threads of its own");
+			pmpi_warn("MPICH's progress thread is on (MPIR_CVAR_ASYNC_PROGRESS): "
+			          "piano runs in explicit-polling mode, without threads");
 		override(&o, "PIANO_PROGRESSION", "0");
 	}
 	int rc = piano_init_with(o.ov, o.n);
