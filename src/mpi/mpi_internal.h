@@ -81,6 +81,12 @@ long track_pending(void);
  * MPICH's point-to-point slower: docs/mpi.md). */
 void progress_poke(void);
 
+/* Graphs (src/coll/graph_list.c): how many run, and one background step of
+ * each that no other thread is advancing (returns the nodes finished). The
+ * caller goes through the gate. */
+long graphs_running(void);
+unsigned graphs_progress(void);
+
 /* Keeps the progress task submitted while anything is pending. */
 void progress_kick(void);
 int progress_setup(void);
