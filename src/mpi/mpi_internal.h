@@ -87,6 +87,12 @@ void progress_poke(void);
  * returns, or, where that is not permitted, give it the CPU until then. */
 void progress_unstarve(void);
 
+/* Graphs (src/coll/graph_list.c): how many run, and one background step of
+ * each that no other thread is advancing (returns the nodes finished). The
+ * caller goes through the gate. */
+long graphs_running(void);
+unsigned graphs_progress(void);
+
 /* Keeps the progress task submitted while anything is pending. */
 void progress_kick(void);
 int progress_setup(void);

@@ -29,7 +29,7 @@ static uint64_t now_ns(void)
 
 static bool has_work(void)
 {
-	return track_pending() > 0 || !waitops_empty();
+	return track_pending() > 0 || !waitops_empty() || graphs_running() > 0;
 }
 
 /*
@@ -203,6 +203,12 @@ static unsigned timed_progress(void)
 		if (!waiter_native())
 			progress_poke();
 		work = 0;
+	}
+	/* Started graphs: their requests are theirs, not the application's,
+	 * so the engine tests them (src/coll/graph_list.c). */
+	if (graphs_running() > 0 && gate_enter()) {
+		work += graphs_progress();
+		gate_leave();
 	}
 	return work + call_was_busy(now_ns() - t0);
 }

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Building a graph: nodes, edges, and the commit that checks them (cycles)
+ * and lays them out flat for the run (successor lists in one array, the
+ * request array of the SEND and RECV nodes).
+ */
+#include "graph_internal.h"
+#include "mpi_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int piano_graph_create(MPI_Comm comm, piano_graph_t **out)
+{
+	int init = 0, fin = 0;
+	if (!out || comm == MPI_COMM_NULL)
+		return PIANO_EINVAL;
+	PMPI_Initialized(&init);
+	PMPI_Finalized(&fin);
+	if (!init || fin)
+		return PIANO_ESTATE;
+	pmpi_ensure();
+	int size;
+	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+		return PIANO_EINVAL;
+	piano_graph_t *g = calloc(1, sizeof(*g));
+	if (!g)
+		return PIANO_ENOMEM;
+	if (pthread_mutex_init(&g->lock, NULL)) {
+		free(g);
+		return PIANO_ESYS;
+	}
+	g->comm = comm;
+	g->comm_size = size;
+	g->err_node = -1;
+	atomic_init(&g->state, GRAPH_BUILD);
+	*out = g;
+	return 0;
+}
+
+static bool building(const piano_graph_t *g)
+{
+	return atomic_load_explicit(&g->state, memory_order_relaxed) == GRAPH_BUILD;
+}
+
+/* A new node of `kind` (NULL when out of memory). */
+static struct graph_node *node_new(piano_graph_t *g, enum node_kind kind)
+{
+	if (g->nnodes == g->cap_nodes) {
+		int ncap = g->cap_nodes ? 2 * g->cap_nodes : 16;
+		struct graph_node *n = realloc(g->nodes, (size_t)ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		g->nodes = n;
+		g->cap_nodes = ncap;
+	}
+	struct graph_node *n = &g->nodes[g->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	return n;
+}
+
+static int node_added(piano_graph_t *g, int *node)
+{
+	if (node)
+		*node = g->nnodes;
+	g->nnodes++;
+	return 0;
+}
+
+static bool type_ok(MPI_Datatype type, int count)
+{
+	return count >= 0 && type != MPI_DATATYPE_NULL;
+}
+
+static int add_p2p(piano_graph_t *g, enum node_kind kind, void *buf, int count, MPI_Datatype type,
+                   int peer, int tag, int *node)
+{
+	if (!g || !type_ok(type, count))
+		return PIANO_EINVAL;
+	if (!building(g))
+		return PIANO_ESTATE;
+	bool any = kind == NODE_RECV;
+	if (peer != MPI_PROC_NULL && !(any && peer == MPI_ANY_SOURCE) &&
+	    (peer < 0 || peer >= g->comm_size))
+		return PIANO_ERANGE;
+	if (tag < 0 && !(any && tag == MPI_ANY_TAG))
+		return PIANO_EINVAL;
+	struct graph_node *n = node_new(g, kind);
+	if (!n)
+		return PIANO_ENOMEM;
+	n->u.p2p.buf = buf;
+	n->u.p2p.count = count;
+	n->u.p2p.type = type;
+	n->u.p2p.peer = peer;
+	n->u.p2p.tag = tag;
+	n->u.p2p.slot = g->nreq++;
+	return node_added(g, node);
+}
+
+int piano_graph_add_send(piano_graph_t *g, const void *buf, int count, MPI_Datatype type, int peer,
+                         int tag, int *node)
+{
+	/* The buffer is only ever passed to PMPI_Isend, which takes it const. */
+	return add_p2p(g, NODE_SEND, (void *)(uintptr_t)buf, count, type, peer, tag, node);
+}
+
+int piano_graph_add_recv(piano_graph_t *g, void *buf, int count, MPI_Datatype type, int peer,
+                         int tag, int *node)
+{
+	return add_p2p(g, NODE_RECV, buf, count, type, peer, tag, node);
+}
+
+int piano_graph_add_calc(piano_graph_t *g, piano_graph_fn fn, void *arg, int *node)
+{
+	if (!g || !fn)
+		return PIANO_EINVAL;
+	if (!building(g))
+		return PIANO_ESTATE;
+	struct graph_node *n = node_new(g, NODE_CALC);
+	if (!n)
+		return PIANO_ENOMEM;
+	n->u.calc.fn = fn;
+	n->u.calc.arg = arg;
+	return node_added(g, node);
+}
+
+int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *inout, int count,
+                           MPI_Datatype type, MPI_Op op, int *node)
+{
+	if (!g || !type_ok(type, count) || op == MPI_OP_NULL)
+		return PIANO_EINVAL;
+	if (!building(g))
+		return PIANO_ESTATE;
+	struct graph_node *n = node_new(g, NODE_REDUCE);
+	if (!n)
+		return PIANO_ENOMEM;
+	n->u.red.in = in;
+	n->u.red.inout = inout;
+	n->u.red.count = count;
+	n->u.red.type = type;
+	n->u.red.op = op;
+	return node_added(g, node);
+}
+
+int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Datatype stype,
+                         void *dst, int dcount, MPI_Datatype dtype, int *node)
+{
+	if (!g || !type_ok(stype, scount) || !type_ok(dtype, dcount))
+		return PIANO_EINVAL;
+	if (!building(g))
+		return PIANO_ESTATE;
+	int ssize, dsize;
+	if (PMPI_Type_size(stype, &ssize) != MPI_SUCCESS ||
+	    PMPI_Type_size(dtype, &dsize) != MPI_SUCCESS ||
+	    (long)ssize * scount != (long)dsize * dcount)
+		return PIANO_EINVAL;
+	struct graph_node *n = node_new(g, NODE_COPY);
+	if (!n)
+		return PIANO_ENOMEM;
+	n->u.copy.src = src;
+	n->u.copy.scount = scount;
+	n->u.copy.stype = stype;
+	n->u.copy.dst = dst;
+	n->u.copy.dcount = dcount;
+	n->u.copy.dtype = dtype;
+	return node_added(g, node);
+}
+
+int piano_graph_add_edge(piano_graph_t *g, int from, int to)
+{
+	if (!g)
+		return PIANO_EINVAL;
+	if (!building(g))
+		return PIANO_ESTATE;
+	if (from < 0 || from >= g->nnodes || to < 0 || to >= g->nnodes)
+		return PIANO_ERANGE;
+	if (from == to)
+		return PIANO_EINVAL;
+	if (g->nedges == g->cap_edges) {
+		int ncap = g->cap_edges ? 2 * g->cap_edges : 16;
+		int *f = realloc(g->edge_from, (size_t)ncap * sizeof(*f));
+		if (!f)
+			return PIANO_ENOMEM;
+		g->edge_from = f;
+		int *t = realloc(g->edge_to, (size_t)ncap * sizeof(*t));
+		if (!t)
+			return PIANO_ENOMEM;
+		g->edge_to = t;
+		g->cap_edges = ncap;
+	}
+	g->edge_from[g->nedges] = from;
+	g->edge_to[g->nedges] = to;
+	g->nedges++;
+	return 0;
+}
+
+static void commit_undo(piano_graph_t *g)
+{
+	free(g->succ);
+	free(g->reqs);
+	free(g->req_node);
+	free(g->idx);
+	free(g->statuses);
+	free(g->stack);
+	free(g->pack);
+	g->succ = g->req_node = g->idx = g->stack = NULL;
+	g->reqs = NULL;
+	g->statuses = NULL;
+	g->pack = NULL;
+}
+
+/* Kahn's algorithm over the CSR: every node is removed once its
+ * predecessors are, unless a cycle holds some back. Uses g->stack. */
+static bool acyclic(piano_graph_t *g, int *left)
+{
+	int top = 0, seen = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		left[i] = g->nodes[i].npred;
+		if (!left[i])
+			g->stack[top++] = i;
+	}
+	while (top) {
+		const struct graph_node *n = &g->nodes[g->stack[--top]];
+		seen++;
+		for (int e = 0; e < n->nsucc; e++) {
+			int s = g->succ[n->succ_first + e];
+			if (--left[s] == 0)
+				g->stack[top++] = s;
+		}
+	}
+	return seen == g->nnodes;
+}
+
+int piano_graph_commit(piano_graph_t *g)
+{
+	if (!g)
+		return PIANO_EINVAL;
+	if (!building(g))
+		return PIANO_ESTATE;
+	size_t nn = (size_t)g->nnodes, nr = (size_t)g->nreq;
+	g->succ = malloc((g->nedges ? (size_t)g->nedges : 1) * sizeof(int));
+	g->stack = malloc((nn ? nn : 1) * sizeof(int));
+	g->reqs = malloc((nr ? nr : 1) * sizeof(MPI_Request));
+	g->req_node = malloc((nr ? nr : 1) * sizeof(int));
+	g->idx = malloc((nr ? nr : 1) * sizeof(int));
+	g->statuses = malloc((nr ? nr : 1) * sizeof(MPI_Status));
+	int *left = malloc((nn ? nn : 1) * sizeof(int));
+	int rc = PIANO_ENOMEM;
+	if (!g->succ || !g->stack || !g->reqs || !g->req_node || !g->idx || !g->statuses || !left)
+		goto err_arrays;
+
+	/* Successor lists, flat: count, prefix sums, fill. */
+	for (int i = 0; i < g->nnodes; i++)
+		g->nodes[i].npred = g->nodes[i].nsucc = 0;
+	for (int e = 0; e < g->nedges; e++) {
+		g->nodes[g->edge_from[e]].nsucc++;
+		g->nodes[g->edge_to[e]].npred++;
+	}
+	int first = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		g->nodes[i].succ_first = first;
+		first += g->nodes[i].nsucc;
+		left[i] = 0;
+	}
+	for (int e = 0; e < g->nedges; e++) {
+		const struct graph_node *n = &g->nodes[g->edge_from[e]];
+		g->succ[n->succ_first + left[g->edge_from[e]]++] = g->edge_to[e];
+	}
+	rc = PIANO_EINVAL;
+	if (!acyclic(g, left))
+		goto err_arrays;
+
+	/* Requests, and the staging buffer of the COPY nodes. */
+	int pack = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		struct graph_node *n = &g->nodes[i];
+		if (n->kind == NODE_SEND || n->kind == NODE_RECV) {
+			g->reqs[n->u.p2p.slot] = MPI_REQUEST_NULL;
+			g->req_node[n->u.p2p.slot] = i;
+		} else if (n->kind == NODE_COPY) {
+			int sz;
+			rc = PIANO_EINVAL;
+			if (PMPI_Pack_size(n->u.copy.scount, n->u.copy.stype, MPI_COMM_SELF, &sz) !=
+			    MPI_SUCCESS)
+				goto err_arrays;
+			if (sz > pack)
+				pack = sz;
+		}
+	}
+	if (pack) {
+		rc = PIANO_ENOMEM;
+		g->pack = malloc((size_t)pack);
+		if (!g->pack)
+			goto err_arrays;
+		g->pack_size = pack;
+	}
+	free(left);
+	/* The build fields are read-only from now on; the state is read
+	 * lock-free by the other calls of the application's threads. */
+	atomic_store_explicit(&g->state, GRAPH_READY, memory_order_release);
+	return 0;
+
+err_arrays:
+	free(left);
+	commit_undo(g);
+	return rc;
+}
+
+int piano_graph_error(const piano_graph_t *g, int *code, int *node)
+{
+	if (!g)
+		return PIANO_EINVAL;
+	int st = atomic_load_explicit(&g->state, memory_order_acquire);
+	if (st == GRAPH_RUNNING)
+		return PIANO_EBUSY;
+	if (code)
+		*code = st == GRAPH_FAILED ? g->err_code : 0;
+	if (node)
+		*node = st == GRAPH_FAILED ? g->err_node : -1;
+	return 0;
+}
+
+int piano_graph_free(piano_graph_t *g)
+{
+	if (!g)
+		return PIANO_EINVAL;
+	if (atomic_load_explicit(&g->state, memory_order_acquire) == GRAPH_RUNNING)
+		return PIANO_EBUSY;
+	/* The thread that finished the graph may still be leaving its lock
+	 * (graph_finish() publishes the state before the unlock). */
+	pthread_mutex_lock(&g->lock);
+	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_destroy(&g->lock);
+	commit_undo(g);
+	free(g->nodes);
+	free(g->edge_from);
+	free(g->edge_to);
+	free(g);
+	return 0;
+}

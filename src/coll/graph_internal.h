@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internal interface of the graph engine (src/coll, docs/coll.md): the
+ * graph object, the execution of its nodes (graph_run.c) and the list of
+ * running graphs that piano's progress task advances (graph_list.c).
+ *
+ * Ownership. The build fields (nodes' arguments, edges, the CSR arrays) are
+ * written only by the application before piano_graph_commit() and are
+ * read-only afterwards. The run fields (reqs, stack, ndone, nactive, err_*)
+ * belong to whoever holds `lock`: the application's thread in start, test
+ * and wait, or piano's progress task (which only ever trylocks it, so it
+ * never waits for the application). `state` is written under `lock` and
+ * read lock-free (acquire) by test/wait/free; it pairs with the release
+ * store in graph_finish(). `listed` and the list links are protected by the
+ * list's lock (graph_list.c).
+ */
+#ifndef PIANO_COLL_GRAPH_INTERNAL_H
+#define PIANO_COLL_GRAPH_INTERNAL_H
+
+#include <piano/graph.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+enum graph_state {
+	GRAPH_BUILD = 0, /* nodes and edges may be added */
+	GRAPH_READY,     /* committed, never started */
+	GRAPH_RUNNING,   /* started, not finished */
+	GRAPH_DONE,      /* every node finished */
+	GRAPH_FAILED,    /* a node failed; its error is in err_code/err_node */
+};
+
+enum node_kind { NODE_SEND, NODE_RECV, NODE_CALC, NODE_REDUCE, NODE_COPY };
+
+struct graph_node {
+	enum node_kind kind;
+	union {
+		struct {
+			void *buf;
+			int count, peer, tag;
+			MPI_Datatype type;
+			int slot; /* index in reqs[] */
+		} p2p;
+		struct {
+			piano_graph_fn fn;
+			void *arg;
+		} calc;
+		struct {
+			const void *in;
+			void *inout;
+			int count;
+			MPI_Datatype type;
+			MPI_Op op;
+		} red;
+		struct {
+			const void *src;
+			void *dst;
+			int scount, dcount;
+			MPI_Datatype stype, dtype;
+		} copy;
+	} u;
+	int npred;             /* predecessors (set by commit) */
+	int succ_first, nsucc; /* successors: succ[succ_first .. +nsucc) */
+	/* Predecessors not finished yet in the current run. Reset (relaxed)
+	 * under the graph's lock by start; decremented with acq_rel by the
+	 * thread that finishes a predecessor: the release publishes what the
+	 * predecessor wrote (a received buffer, a reduction) and the acquire of
+	 * the decrement that reaches 0 makes all of it visible to the thread
+	 * that then runs the node. */
+	_Atomic int pending;
+};
+
+struct piano_graph {
+	MPI_Comm comm;
+	int comm_size;
+	pthread_mutex_t lock;
+	_Atomic int state; /* enum graph_state */
+
+	/* build */
+	struct graph_node *nodes;
+	int nnodes, cap_nodes;
+	int *edge_from, *edge_to;
+	int nedges, cap_edges;
+	int nreq; /* SEND and RECV nodes */
+
+	/* set by commit */
+	int *succ;            /* nedges successor indices (CSR) */
+	MPI_Request *reqs;    /* nreq, MPI_REQUEST_NULL when not in flight */
+	int *req_node;        /* nreq: slot -> node */
+	int *idx;             /* nreq: PMPI_Testsome's output */
+	MPI_Status *statuses; /* nreq */
+	int *stack;           /* nnodes: nodes ready to run */
+	void *pack;           /* COPY nodes' staging buffer */
+	int pack_size;
+
+	/* run (under lock) */
+	int nstack, ndone, nactive;
+	int err_code, err_node;
+
+	/* graph_list.c */
+	struct piano_graph *next, *prev;
+	bool listed;
+};
+
+/* graph_run.c: one step of a running graph, under g->lock: tests its
+ * requests, runs the nodes they release. Returns the nodes finished.
+ * `list_locked`: the caller holds the list's lock (the progress task). */
+unsigned graph_advance(piano_graph_t *g, bool list_locked);
+
+/* graph_list.c */
+void graph_list_add(piano_graph_t *g);
+/* Unlinks g; the list's lock is taken unless `list_locked`. */
+void graph_list_remove(piano_graph_t *g, bool list_locked);
+
+#endif

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The running graphs of the process, advanced in the background by the MPI
+ * layer's progress task (progress.c calls graphs_progress()): a graph's
+ * requests are the graph's own, never the application's, so the engine may
+ * test them (docs/mpi.md, the tracking rule; docs/coll.md).
+ *
+ * Locks: `list_lock` protects the list and each graph's links and `listed`.
+ * Order: a graph's lock, then the list's (start and a finishing test/wait).
+ * The progress task takes them the other way round but only with trylock,
+ * so it never waits while holding one: no deadlock, and the application's
+ * thread is never blocked behind a background step for long.
+ */
+#include "graph_internal.h"
+#include "mpi_internal.h"
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static piano_graph_t *head; /* protected by list_lock */
+static _Atomic long nrunning;
+
+void graph_list_add(piano_graph_t *g)
+{
+	pthread_mutex_lock(&list_lock);
+	g->prev = NULL;
+	g->next = head;
+	if (head)
+		head->prev = g;
+	head = g;
+	g->listed = true;
+	atomic_fetch_add(&nrunning, 1); /* seq_cst: read by has_work() (progress.c) */
+	pthread_mutex_unlock(&list_lock);
+}
+
+static void unlink_locked(piano_graph_t *g)
+{
+	if (!g->listed)
+		return;
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		head = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	g->next = g->prev = NULL;
+	g->listed = false;
+	atomic_fetch_sub(&nrunning, 1);
+}
+
+void graph_list_remove(piano_graph_t *g, bool list_locked)
+{
+	if (list_locked) {
+		unlink_locked(g);
+		return;
+	}
+	pthread_mutex_lock(&list_lock);
+	unlink_locked(g);
+	pthread_mutex_unlock(&list_lock);
+}
+
+long graphs_running(void) { return atomic_load(&nrunning); }
+
+unsigned graphs_progress(void)
+{
+	if (!atomic_load_explicit(&nrunning, memory_order_relaxed))
+		return 0;
+	if (pthread_mutex_trylock(&list_lock))
+		return 0; /* another thread is at it, or a graph starts or ends */
+	unsigned work = 0;
+	for (piano_graph_t *g = head, *next; g; g = next) {
+		next = g->next; /* g may unlink itself */
+		if (pthread_mutex_trylock(&g->lock))
+			continue; /* its owner's thread advances it right now */
+		work += graph_advance(g, true);
+		pthread_mutex_unlock(&g->lock);
+	}
+	pthread_mutex_unlock(&list_lock);
+	return work;
+}
