@@ -26,9 +26,7 @@
  * gate_open() has run as often as gate_close().
  */
 #include "mpi_internal.h"
-
-#include <sched.h>
-#include <time.h>
+#include "sys.h"
 
 /*
  * Armed on Open MPI only. Nothing closes the gate on MPICH: its ROMIO
@@ -55,25 +53,15 @@ static _Atomic uint64_t closed_since;
 static _Atomic int noticed;
 static _Atomic(const char *) closed_for;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void skipped(void)
 {
 	if (atomic_load_explicit(&noticed, memory_order_relaxed))
 		return;
 	uint64_t since = atomic_load_explicit(&closed_since, memory_order_relaxed);
-	if (mono_ns() - since < NOTICE_NS || atomic_exchange(&noticed, 1))
+	if (sys_now_ns() - since < NOTICE_NS || atomic_exchange(&noticed, 1))
 		return;
-	/* PMPI_Comm_rank reads an immutable field: no progress, safe here. */
-	int rank = -1;
-	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	pmpi_warn("rank %d: no background progress for over %u s: %s (told once; "
-	          "docs/mpi.md, \"The gate\")", rank, NOTICE_NS / 1000000000u,
+	pmpi_warn("no background progress for over %u s: %s (told once; "
+	          "docs/mpi.md, \"The gate\")", NOTICE_NS / 1000000000u,
 	          atomic_load_explicit(&closed_for, memory_order_relaxed));
 }
 
@@ -113,7 +101,7 @@ void gate_close(const char *why)
 	if (!GATE_ARMED)
 		return;
 	if (atomic_fetch_add(&closers, 1) == 0) { /* seq_cst: Dekker pair with gate_enter() */
-		atomic_store_explicit(&closed_since, mono_ns(), memory_order_relaxed);
+		atomic_store_explicit(&closed_since, sys_now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&closed_for, why, memory_order_relaxed);
 	}
 	/* seq_cst load (acquire, partner: the release in gate_leave()). A
@@ -122,9 +110,9 @@ void gate_close(const char *why)
 	 * that it gets the CPU to finish its call. */
 	for (unsigned spins = 0; atomic_load(&inside); spins++) {
 		if (spins < 64)
-			sched_yield();
+			sys_yield();
 		else
-			nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+			sys_sleep_ns(50000);
 	}
 }
 

@@ -5,15 +5,14 @@
  */
 #include "mpi_internal.h"
 #include "settings.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct pmpi_state pmpi_g;
 
@@ -39,14 +38,6 @@ static void override(struct overrides *o, const char *name, const char *value)
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready_flag;
-
-void pmpi_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	warn_v("piano-mpi", fmt, ap);
-	va_end(ap);
-}
 
 int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
 {
@@ -404,7 +395,7 @@ static void settle_before_finalize(bool had_threads)
 {
 #if defined(MPICH_VERSION)
 	if (had_threads)
-		nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 1000000 }, NULL);
+		sys_sleep_ns(1000000);
 #else
 	(void)had_threads;
 #endif

@@ -25,6 +25,9 @@
 
 #define PMPI_EXPORT __attribute__((visibility("default")))
 
+/* The layer's diagnostics: one line each, "piano-mpi (rank R): ..." (warn.h). */
+#define pmpi_warn(...) warn_line("piano-mpi", __VA_ARGS__)
+
 /* ------------------------------------------------------------- state */
 
 struct pmpi_state {
@@ -174,7 +177,6 @@ int cvar_read_named(const char *name, long *out);
  * (PIANO_SOURCE_*) may be NULL. An invalid value aborts the job after the
  * registry named the variable and its accepted values. */
 long pmpi_setting(const char *name, int *source);
-void pmpi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);
 
 /* --------------------------------------------------------- the gate */

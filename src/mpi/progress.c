@@ -9,18 +9,9 @@
  * submitter that needs it (both sides use seq_cst; see progress_fn).
  */
 #include "mpi_internal.h"
-
-#include <sched.h>
-#include <time.h>
+#include "sys.h"
 
 static _Atomic int task_active;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static bool has_work(void)
 {
@@ -80,7 +71,7 @@ static bool call_was_busy(uint64_t dt)
 
 static unsigned timed_progress(void)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = sys_now_ns();
 	unsigned work;
 	if (!waitops_empty()) {
 		work = waitops_serve();
@@ -92,7 +83,7 @@ static unsigned timed_progress(void)
 			progress_poke();
 		work = 0;
 	}
-	return work + call_was_busy(now_ns() - t0);
+	return work + call_was_busy(sys_now_ns() - t0);
 }
 
 /* Cost of an empty progress call on this MPI and machine: median of a few
@@ -102,9 +93,9 @@ static uint64_t empty_call_ns(void)
 	enum { N = 33 };
 	uint64_t v[N];
 	for (int i = 0; i < N; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = sys_now_ns();
 		progress_poke();
-		v[i] = now_ns() - t0;
+		v[i] = sys_now_ns() - t0;
 	}
 	for (int i = 1; i < N; i++) /* insertion sort: N is tiny */
 		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
@@ -131,7 +122,7 @@ static unsigned progress_fn(void *arg)
 		/* Linger a little before stopping: resubmitting the task wakes
 		 * the engine's parked threads, which a communication pattern of
 		 * short bursts would otherwise pay for at every burst. */
-		uint64_t now = now_ns();
+		uint64_t now = sys_now_ns();
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < pmpi_g.linger_ns)
@@ -155,7 +146,7 @@ void progress_kick(void)
 	/* EBUSY only in the short window where the task has decided to stop
 	 * but has not published its completion yet. */
 	while ((rc = piano_ltask_submit(pmpi_g.progress)) == PIANO_EBUSY)
-		sched_yield();
+		sys_yield();
 	if (rc)
 		pmpi_warn("cannot submit the progress task: %s", piano_strerror(rc));
 }

@@ -12,9 +12,9 @@
  * persistent collectives that MPI_Waitall completes) are never made.
  */
 #include "mpi_internal.h"
+#include "sys.h"
 
 #include <pthread.h>
-#include <sched.h>
 
 static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waitop *wait_head;   /* protected by wait_lock */
@@ -134,7 +134,7 @@ static void delegate(struct waitop *op)
 		unlink_op(op);
 	pthread_mutex_unlock(&wait_lock);
 	while (!mine && piano_cond_test(&op->cond, 1))
-		sched_yield();
+		sys_yield();
 }
 
 enum wait_mode wait_enter(struct waitop *op)
