@@ -135,7 +135,9 @@ static void local_rank(void)
  * block (always; an error without helpers). */
 static void blocking_setup(void)
 {
-	static const char *names[] = { "auto", "timer", "block" };
+	static const char *const names[] = { [PMPI_BLOCKING_AUTO] = "auto",
+		                             [PMPI_BLOCKING_TIMER] = "timer",
+		                             [PMPI_BLOCKING_BLOCK] = "block" };
 	long mode = setting("PIANO_MPI_BLOCKING", NULL, 0, NULL);
 	pmpi_g.blocking = names[mode];
 	long helpers = setting("PIANO_BLOCK_HELPERS", NULL, 0, NULL);
@@ -314,8 +316,10 @@ void pmpi_ensure(void)
  */
 static int piano_thread_request(void)
 {
-	static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
-	                              MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE };
+	static const int levels[] = { [PMPI_LEVEL_SINGLE] = MPI_THREAD_SINGLE,
+		                      [PMPI_LEVEL_FUNNELED] = MPI_THREAD_FUNNELED,
+		                      [PMPI_LEVEL_SERIALIZED] = MPI_THREAD_SERIALIZED,
+		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE };
 	long choice = 0;
 	/* MPI is not initialised yet: no PMPI_Abort possible; the registry
 	 * said what is wrong. */

@@ -66,7 +66,6 @@ void track_start(MPI_Request req);
 void track_done(MPI_Request req);
 /* The request was freed by the application. */
 void track_forget(MPI_Request req);
-bool track_contains(MPI_Request req);
 /* A request of a kind piano leaves to the MPI (generalized, one-sided,
  * partitioned, file): never counted pending, and a wait that includes one
  * is the MPI's own, in the caller's thread (the engine would run a

@@ -200,14 +200,6 @@ static void drop(MPI_Request req, bool forget)
 void track_done(MPI_Request req) { drop(req, false); }
 void track_forget(MPI_Request req) { drop(req, true); }
 
-bool track_contains(MPI_Request req)
-{
-	pthread_mutex_lock(&track_lock);
-	bool found = find(key_of(req)) != NULL;
-	pthread_mutex_unlock(&track_lock);
-	return found;
-}
-
 long track_pending(void) { return atomic_load(&pending); }
 
 void track_completed(const MPI_Request *before, int n, const int *done_idx, int ndone)
