@@ -5,7 +5,7 @@
  * run concurrently with a progress call from another thread (docs/mpi.md,
  * "The gate"); on Open MPI that is holding an MPI file open (file.c).
  *
- * Who goes through it: progress_poke(), the background progress call of the
+ * Who goes through it: gate_poke(), the background progress call of the
  * progress task and of the socket watcher. The wait-op tests do not: they
  * run only while the application thread that owns the requests is blocked
  * in its wait call, in place of the progress calls that thread would make
@@ -25,7 +25,8 @@
  * thread is inside the MPI through the gate, and none enters until
  * gate_open() has run as often as gate_close().
  */
-#include "mpi_internal.h"
+#include "gate.h"
+#include "base.h"
 #include "sys.h"
 
 /*
@@ -122,4 +123,13 @@ void gate_open(void)
 		return;
 	/* Release, partner: the seq_cst load in gate_enter(). */
 	atomic_fetch_sub_explicit(&closers, 1, memory_order_release);
+}
+
+void gate_poke(void)
+{
+	int flag = 0;
+	if (!gate_enter())
+		return; /* the application holds the gate closed */
+	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	gate_leave();
 }

@@ -3,9 +3,15 @@
  * MPI_Init / MPI_Init_thread / MPI_Query_thread / MPI_Finalize, and the lazy
  * set-up used when the library is loaded after MPI_Init.
  */
-#include "mpi_internal.h"
+#include "init.h"
+#include "base.h"
+#include "cvar.h"
+#include "eager.h"
+#include "preload.h"
+#include "progress.h"
 #include "settings.h"
 #include "sys.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -13,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct pmpi_state pmpi_g;
 
 /* Extra context for a piano_init failure (set by placement()). */
 static const char *pmpi_warn_hint = "";
@@ -38,36 +42,6 @@ static void override(struct overrides *o, const char *name, const char *value)
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready_flag;
-
-int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
-{
-	int size = 0;
-	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
-		return -1;
-	*bytes = (long)count * size;
-	return 0;
-}
-
-/*
- * A setting of either layer, through the registry: the live value after
- * piano_init, the environment's before. An invalid value (the registry
- * printed which and why) aborts the job: no rank can run with it.
- */
-static long setting(const char *name, char *text, size_t len, int *source)
-{
-	long v = 0;
-	int rc = piano_setting_read(name, &v, text, len, source);
-	if (rc) {
-		pmpi_warn("cannot read %s: %s; aborting", name, piano_strerror(rc));
-		PMPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	return v;
-}
-
-long pmpi_setting(const char *name, int *source)
-{
-	return setting(name, NULL, 0, source);
-}
 
 /* The layer's table, registered before any of its settings is read. */
 static int register_settings(void)
@@ -138,9 +112,9 @@ static void blocking_setup(void)
 	static const char *const names[] = { [PMPI_BLOCKING_AUTO] = "auto",
 		                             [PMPI_BLOCKING_TIMER] = "timer",
 		                             [PMPI_BLOCKING_BLOCK] = "block" };
-	long mode = setting("PIANO_MPI_BLOCKING", NULL, 0, NULL);
+	long mode = pmpi_setting("PIANO_MPI_BLOCKING", NULL);
 	pmpi_g.blocking = names[mode];
-	long helpers = setting("PIANO_BLOCK_HELPERS", NULL, 0, NULL);
+	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", NULL);
 	if (mode == PMPI_BLOCKING_BLOCK && (helpers < 1 || !pmpi_g.threaded)) {
 		pmpi_warn("PIANO_MPI_BLOCKING=block needs background progress and "
 		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting", helpers);
@@ -165,10 +139,10 @@ static void placement(struct overrides *o)
 {
 	char list[256];
 	int src = 0, bind_src = 0;
-	setting("PIANO_MPI_CPU_LIST", list, sizeof(list), &src);
+	pmpi_setting_text("PIANO_MPI_CPU_LIST", list, sizeof(list), &src);
 	if (!list[0])
 		return;
-	setting("PIANO_BIND_CPUS", NULL, 0, &bind_src);
+	pmpi_setting("PIANO_BIND_CPUS", &bind_src);
 	if (bind_src != PIANO_SOURCE_DEFAULT) {
 		pmpi_warn("PIANO_MPI_CPU_LIST and PIANO_BIND_CPUS are both set: set only one; "
 		          "aborting");
@@ -224,7 +198,7 @@ static void oversubscription(struct overrides *o)
 	int src = 0;
 	pmpi_g.node_cpus = node_cpus();
 	pmpi_g.oversubscribed = pmpi_g.node_cpus > 0 && pmpi_g.local_size > pmpi_g.node_cpus;
-	setting("PIANO_IDLE_LEVEL", NULL, 0, &src);
+	pmpi_setting("PIANO_IDLE_LEVEL", &src);
 	if (pmpi_g.oversubscribed && src == PIANO_SOURCE_DEFAULT)
 		override(o, "PIANO_IDLE_LEVEL", "none");
 }
@@ -277,8 +251,8 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
-	pmpi_g.stats = setting("PIANO_STATS", NULL, 0, NULL) != 0;
-	pmpi_g.linger_ns = (uint64_t)setting("PIANO_MPI_LINGER_US", NULL, 0, NULL) * 1000u;
+	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
+	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	cvar_close();
 	rc = progress_setup();

@@ -4,7 +4,11 @@
  * to the MPI; the request is tracked when the message may need the peer's
  * cooperation (larger than the eager limit).
  */
-#include "mpi_internal.h"
+#include "base.h"
+#include "init.h"
+#include "progress.h"
+#include "track.h"
+#include "waitop.h"
 
 static int track_new(int rc, int count, MPI_Datatype dt, MPI_Request *req, bool persistent)
 {
@@ -15,7 +19,8 @@ static int track_new(int rc, int count, MPI_Datatype dt, MPI_Request *req, bool 
 		atomic_fetch_add_explicit(&pmpi_g.bypassed, 1, memory_order_relaxed);
 		return rc;
 	}
-	track_add(*req, persistent, !persistent);
+	if (track_add(*req, persistent, !persistent))
+		progress_kick();
 	return rc;
 }
 
@@ -96,8 +101,8 @@ PMPI_EXPORT int MPI_Start(MPI_Request *req)
 {
 	pmpi_ensure();
 	int rc = PMPI_Start(req);
-	if (rc == MPI_SUCCESS && pmpi_g.threaded)
-		track_start(*req);
+	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_start(*req))
+		progress_kick();
 	return rc;
 }
 
@@ -105,9 +110,13 @@ PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
 {
 	pmpi_ensure();
 	int rc = PMPI_Startall(n, reqs);
-	if (rc == MPI_SUCCESS && pmpi_g.threaded)
-		for (int i = 0; i < n; i++)
-			track_start(reqs[i]);
+	if (rc != MPI_SUCCESS || !pmpi_g.threaded)
+		return rc;
+	bool kick = false;
+	for (int i = 0; i < n; i++)
+		kick |= track_start(reqs[i]);
+	if (kick)
+		progress_kick();
 	return rc;
 }
 

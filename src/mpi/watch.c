@@ -26,7 +26,9 @@
  * send queue's length cannot tell: on a fast link the peer has read and
  * acknowledged everything by the end of the round that filled it.
  */
-#include "mpi_internal.h"
+#include "watch.h"
+#include "base.h"
+#include "gate.h"
 #include "sys.h"
 
 #include <dirent.h>
@@ -188,7 +190,7 @@ static unsigned watch_fn(void *arg)
 	(void)arg;
 	if (atomic_load(&pmpi_g.finalizing))
 		return 0;
-	progress_poke();
+	gate_poke();
 	ignore_undrained();
 	return 0;
 }
