@@ -3,6 +3,14 @@
  * Point-to-point operations. Non-blocking and persistent calls go straight
  * to the MPI; the request is tracked when the message may need the peer's
  * cooperation (larger than the eager limit).
+ *
+ * Synchronous sends (Issend, Ssend_init) follow the same rule, though a
+ * small one also completes only once the receiver has matched it: matching
+ * takes the receiver's progress, which piano gives when the receive is
+ * tracked (a receive larger than the eager limit), never the sender's.
+ * The sender's MPI then only has the acknowledgement to read, which its
+ * own Test or Wait does; tracking the send would run the progress task
+ * for nothing (docs/mpi.md, "Tracking"; test mpi.<mpi>.ssend).
  */
 #include "base.h"
 #include "init.h"
@@ -44,7 +52,6 @@ PMPI_EXPORT int MPI_Ibsend(SEND_ARGS, MPI_Request *req)
 PMPI_EXPORT int MPI_Issend(SEND_ARGS, MPI_Request *req)
 {
 	pmpi_ensure();
-	/* Synchronous mode always waits for the receiver: track any size. */
 	return track_new(PMPI_Issend(SEND_NAMES, req), count, dt, req, false);
 }
 
