@@ -26,10 +26,7 @@ _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
                        _Alignof(_Atomic uint32_t) == _Alignof(uint32_t),
                "piano_cond_t's word must be usable as an _Atomic uint32_t");
 
-static _Atomic uint32_t *word(const piano_cond_t *c)
-{
-	return (_Atomic uint32_t *)&c->word;
-}
+static _Atomic uint32_t *word(const piano_cond_t *c) { return (_Atomic uint32_t *)&c->word; }
 
 PIANO_API int piano_cond_init(piano_cond_t *c, uint32_t bits)
 {
@@ -86,7 +83,8 @@ int cond_block(piano_cond_t *c, uint32_t mask, uint64_t deadline)
 		if (now >= deadline)
 			return PIANO_ETIMEDOUT;
 		if (!(old & COND_WAITERS)) {
-			if (!atomic_compare_exchange_strong_explicit(word(c), &old, old | COND_WAITERS,
+			if (!atomic_compare_exchange_strong_explicit(word(c), &old,
+			                                             old | COND_WAITERS,
 			                                             memory_order_acquire,
 			                                             memory_order_relaxed))
 				continue;

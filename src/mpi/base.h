@@ -33,19 +33,19 @@
 #define pmpi_warn(...) warn_line("piano-mpi", __VA_ARGS__)
 
 struct pmpi_state {
-	int ready;               /* piano set up (after MPI_Init or lazily) */
-	int threaded;            /* MPI gave THREAD_MULTIPLE and the engine has threads */
-	int provided_app;        /* thread level reported to the application */
-	long eager_limit;        /* bytes; sends up to this size are not tracked */
+	int ready;        /* piano set up (after MPI_Init or lazily) */
+	int threaded;     /* MPI gave THREAD_MULTIPLE and the engine has threads */
+	int provided_app; /* thread level reported to the application */
+	long eager_limit; /* bytes; sends up to this size are not tracked */
 	const char *eager_source;
 	piano_ltask_t *progress;
 	int stats;
-	uint64_t linger_ns;      /* PIANO_MPI_LINGER_US */
-	const char *blocking;    /* PIANO_MPI_BLOCKING: auto, timer or block */
-	int watching;            /* the socket watcher runs */
+	uint64_t linger_ns;   /* PIANO_MPI_LINGER_US */
+	const char *blocking; /* PIANO_MPI_BLOCKING: auto, timer or block */
+	int watching;         /* the socket watcher runs */
 	int local_rank, local_size;
-	int node_cpus;           /* CPUs the node's ranks may use (0: unknown) */
-	int oversubscribed;      /* local_size > node_cpus: no idle threads (init.c) */
+	int node_cpus;      /* CPUs the node's ranks may use (0: unknown) */
+	int oversubscribed; /* local_size > node_cpus: no idle threads (init.c) */
 	_Atomic int finalizing;
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits;

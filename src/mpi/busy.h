@@ -26,7 +26,10 @@ struct busy_floor {
 	unsigned n;
 };
 
-#define BUSY_FLOOR_INIT { UINT64_MAX, UINT64_MAX, 0 }
+#define BUSY_FLOOR_INIT                   \
+	{                                 \
+		UINT64_MAX, UINT64_MAX, 0 \
+	}
 
 /* Records a call of dt ns in f and says whether it was busy (over 4 times
  * f's floor and over min_busy_ns). */

@@ -16,8 +16,8 @@
 #include <pthread.h>
 
 static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct waitop *wait_head;   /* protected by wait_lock */
-static _Atomic int nwaitops;       /* linked ops; read lock-free as a hint */
+static struct waitop *wait_head; /* protected by wait_lock */
+static _Atomic int nwaitops;     /* linked ops; read lock-free as a hint */
 
 /* Threads inside a native or delegated completion call, and those of them
  * waiting natively. Plain counters: a thread's decision only needs to see

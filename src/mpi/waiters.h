@@ -23,8 +23,9 @@ struct waitop {
 	enum waitop_kind kind;
 	int n;
 	const MPI_Request *reqs;
-	int first_open;        /* WAIT_ALL: requests before it are finished (the
-	                        * waiter's until linked, then under the list lock) */
+	/* WAIT_ALL: requests before it are finished (the waiter's until
+	 * linked, then under the list lock). */
+	int first_open;
 	bool linked;
 	piano_cond_t cond;
 	struct waitop *next, *prev;

@@ -70,8 +70,7 @@ int main(void)
 	for (int i = 0; i < 33; i++)
 		v[i] = (uint64_t)((i * 7) % 33) * 100 + 50; /* a permutation of 50..3250 */
 	uint64_t t = busy_threshold(v, 33);
-	CHECK(t == 4 * 1650, "threshold %llu, expected 4 x median 1650",
-	      (unsigned long long)t);
+	CHECK(t == 4 * 1650, "threshold %llu, expected 4 x median 1650", (unsigned long long)t);
 	for (int i = 0; i < 33; i++)
 		v[i] = 30 + (uint64_t)i;
 	t = busy_threshold(v, 33);

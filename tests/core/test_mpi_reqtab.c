@@ -45,8 +45,7 @@ static void check_model(const struct reqtab *t)
 {
 	CHECK(t->count == nlive, "count %zu, model %zu", t->count, nlive);
 	CHECK(t->cap == 0 || (t->cap & (t->cap - 1)) == 0, "capacity %zu", t->cap);
-	CHECK(t->count * 2 <= t->cap || t->cap == 0, "%zu entries in %zu slots", t->count,
-	      t->cap);
+	CHECK(t->count * 2 <= t->cap || t->cap == 0, "%zu entries in %zu slots", t->count, t->cap);
 	for (size_t i = 0; i < nkeys; i++) {
 		struct reqtab_entry *e = reqtab_find(t, keys[i]);
 		if (!live[i]) {
@@ -121,8 +120,7 @@ static void run(const char *shape, size_t n, long churn, long every)
 		}
 	}
 	check_model(&t);
-	CHECK(n < 128 || grows >= 6, "%s: the table grew %zu times for %zu keys", shape, grows,
-	      n);
+	CHECK(n < 128 || grows >= 6, "%s: the table grew %zu times for %zu keys", shape, grows, n);
 
 	/* Getting a key again returns its entry. */
 	for (size_t i = 0; i < n; i += 7)
@@ -154,8 +152,8 @@ static void run(const char *shape, size_t n, long churn, long every)
 				take(&t, i);
 	check_model(&t);
 	reqtab_free(&t);
-	printf("%s: %zu keys, %zu grows, %ld random inserts and erases: consistent\n", shape,
-	       n, grows, churn);
+	printf("%s: %zu keys, %zu grows, %ld random inserts and erases: consistent\n", shape, n,
+	       grows, churn);
 }
 
 /* The slot key lands in, in an empty table of the first capacity. */

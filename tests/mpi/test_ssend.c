@@ -46,11 +46,13 @@ static int send_one(int persistent, _Atomic int *flag, double timeout_s)
 		CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
 	const char *what = persistent ? "MPI_Ssend_init/MPI_Start" : "MPI_Issend";
 	if (done)
-		printf("rank 0: %s of 8 bytes completed after %.3f s while rank 1 computed\n",
-		       what, now() - t0);
+		printf("rank 0: %s of 8 bytes completed after %.3f s while rank 1 computed\n", what,
+		       now() - t0);
 	else
-		fprintf(stderr, "rank 0: no background progress: %s of 8 bytes still pending "
-		                "after %.0f s while rank 1 computed\n", what, timeout_s);
+		fprintf(stderr,
+		        "rank 0: no background progress: %s of 8 bytes still pending "
+		        "after %.0f s while rank 1 computed\n",
+		        what, timeout_s);
 	atomic_store(flag, 2); /* rank 1 may call MPI again */
 	if (!done)
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
