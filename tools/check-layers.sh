@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Checks that the core's files call downward only, as the drawing of the
-# "Layers" section of docs/architecture.md says: every function that one
-# object file of libpiano calls in another must be defined in a lower
-# layer, except ltask_run() called by queue.c (a queue runs its tasks).
-# Calls are read from the symbol tables (nm), so inline functions and
-# shared struct definitions do not count.
+# Checks that a library's files call downward only, as the drawing of the
+# "Layers" section of a document says: every function that one of the
+# given object files calls in another must be defined in a lower layer,
+# except the upward calls the drawing names ("a.c --fn()--> b.c"). Calls
+# are read from the symbol tables (nm), so inline functions and shared
+# struct definitions do not count, and calls to objects not given (the
+# core's, from the MPI layer) are not checked.
 #
-#   tools/check-layers.sh docs/architecture.md OBJECT...
+#   tools/check-layers.sh docs/architecture.md OBJECT...   (libpiano)
+#   tools/check-layers.sh docs/mpi.md OBJECT...            (libpiano-mpi-*)
 #
 # NM names the nm program (default: nm). Exit 0: every call goes down;
 # 1: a call goes up or sideways, or a file is missing from the drawing.
@@ -18,9 +20,14 @@ shift
 nm=${NM:-nm}
 
 # The drawing: the first code block of the Layers section, rows
-# "  N  name  a.c  b.c ...".
+# "  N  name  a.c  b.c ..." and upward calls "a.c --fn()--> b.c ...".
 declare -A layer
+allowed=""
 while read -r rank files; do
+	if [[ $rank == up ]]; then
+		allowed+=" $files"
+		continue
+	fi
 	for f in $files; do
 		layer[$f]=$rank
 	done
@@ -30,17 +37,19 @@ done < <(awk '
 	in_layers && fence == 1 && /^ *[0-9]+ / {
 		files = ""
 		for (i = 2; i <= NF; i++)
-			if ($i ~ /^[a-z_]+\.c$/)
+			if ($i ~ /^[a-z0-9_]+\.c$/)
 				files = files " " $i
 		print $1, files
+	}
+	in_layers && fence == 1 && /^ *[a-z0-9_]+\.c --[a-z0-9_]+\(\)--> / {
+		fn = $2
+		gsub(/^--|\(\)-->$/, "", fn)
+		print "up", $1 ":" fn
 	}' "$doc")
 if ((${#layer[@]} == 0)); then
 	echo "check-layers: no layer drawing found in $doc" >&2
 	exit 1
 fi
-
-# The one upward call, "caller.c:function".
-allowed="queue.c:ltask_run"
 
 source_of() { # object path -> source file name (queue.c.o -> queue.c)
 	local b=${1##*/}

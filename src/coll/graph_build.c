@@ -5,7 +5,7 @@
  * request array of the SEND and RECV nodes).
  */
 #include "graph_internal.h"
-#include "mpi_internal.h"
+#include "init.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internal interface of the graph engine (src/coll, docs/coll.md): the
- * graph object, the execution of its nodes (graph_run.c) and the list of
+ * graph object, the execution of its nodes (graph_step.c, graph_run.c) and the list of
  * running graphs that piano's progress task advances (graph_list.c).
  *
  * Ownership. The build fields (nodes' arguments, edges, the CSR arrays) are
@@ -97,20 +97,21 @@ struct piano_graph {
 	/* run (under lock) */
 	int nstack, ndone, nactive;
 	int err_code, err_node;
+	int ending; /* final state once the run has ended, 0 before */
 
 	/* graph_list.c */
 	struct piano_graph *next, *prev;
 	bool listed;
 };
 
-/* graph_run.c: one step of a running graph, under g->lock: tests its
- * requests, runs the nodes they release. Returns the nodes finished.
- * `list_locked`: the caller holds the list's lock (the progress task). */
-unsigned graph_advance(piano_graph_t *g, bool list_locked);
-
-/* graph_list.c */
-void graph_list_add(piano_graph_t *g);
-/* Unlinks g; the list's lock is taken unless `list_locked`. */
-void graph_list_remove(piano_graph_t *g, bool list_locked);
+/* graph_step.c, all under g->lock. graph_arm() readies a run (counts
+ * reset, roots pushed, state RUNNING); graph_advance() tests the graph's
+ * requests and runs the nodes they release, returns the nodes finished;
+ * once graph_ended(), the caller takes g off the running list, then
+ * graph_publish()es the final state. */
+void graph_arm(piano_graph_t *g);
+unsigned graph_advance(piano_graph_t *g);
+bool graph_ended(const piano_graph_t *g);
+void graph_publish(piano_graph_t *g);
 
 #endif

@@ -11,8 +11,8 @@
  * so it never waits while holding one: no deadlock, and the application's
  * thread is never blocked behind a background step for long.
  */
+#include "graph_list.h"
 #include "graph_internal.h"
-#include "mpi_internal.h"
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static piano_graph_t *head; /* protected by list_lock */
@@ -46,12 +46,8 @@ static void unlink_locked(piano_graph_t *g)
 	atomic_fetch_sub(&nrunning, 1);
 }
 
-void graph_list_remove(piano_graph_t *g, bool list_locked)
+void graph_list_remove(piano_graph_t *g)
 {
-	if (list_locked) {
-		unlink_locked(g);
-		return;
-	}
 	pthread_mutex_lock(&list_lock);
 	unlink_locked(g);
 	pthread_mutex_unlock(&list_lock);
@@ -67,10 +63,14 @@ unsigned graphs_progress(void)
 		return 0; /* another thread is at it, or a graph starts or ends */
 	unsigned work = 0;
 	for (piano_graph_t *g = head, *next; g; g = next) {
-		next = g->next; /* g may unlink itself */
+		next = g->next;
 		if (pthread_mutex_trylock(&g->lock))
 			continue; /* its owner's thread advances it right now */
-		work += graph_advance(g, true);
+		work += graph_advance(g);
+		if (graph_ended(g)) {
+			unlink_locked(g);
+			graph_publish(g);
+		}
 		pthread_mutex_unlock(&g->lock);
 	}
 	pthread_mutex_unlock(&list_lock);

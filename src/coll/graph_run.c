@@ -1,151 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Running a graph: start, the step that tests its requests and runs the
- * nodes they release (from the application's test/wait or from piano's
- * progress task, whoever holds the graph's lock), and completion.
- *
- * A node whose pending count reaches 0 is pushed on the graph's stack; the
- * step pops and runs nodes until the stack is empty, so a chain of local
- * nodes (CALC, REDUCE, COPY) is released iteratively, never by recursion.
- * SEND and RECV nodes post their request and finish when PMPI_Testsome
- * reports it; the others finish as soon as they ran.
+ * Running a graph, the application's side: start, test and wait. Steps
+ * (graph_step.c) run from here under the graph's lock and from the progress
+ * task (graph_list.c); whichever step ends the run takes the graph off the
+ * running list, then publishes its final state.
  */
 #include "graph_internal.h"
-#include "mpi_internal.h"
+#include "graph_list.h"
+#include "progress.h"
 
-static void push(piano_graph_t *g, int node)
-{
-	g->stack[g->nstack++] = node; /* each node is pushed once per run */
-}
+#include <pthread.h>
 
-/* `node` finished: its successors lose one pending predecessor each. */
-static void node_done(piano_graph_t *g, int node)
+/* A step from the application's thread, under g->lock. */
+static void step(piano_graph_t *g)
 {
-	const struct graph_node *n = &g->nodes[node];
-	g->ndone++;
-	for (int e = 0; e < n->nsucc; e++) {
-		int s = g->succ[n->succ_first + e];
-		/* Pairs with itself in the other predecessors of s (see the
-		 * comment of `pending`). */
-		if (atomic_fetch_sub_explicit(&g->nodes[s].pending, 1, memory_order_acq_rel) == 1)
-			push(g, s);
+	graph_advance(g);
+	if (graph_ended(g)) {
+		graph_list_remove(g);
+		graph_publish(g);
 	}
-}
-
-/* Publishes the end of the run: unlinked from the list first, so that a
- * thread that sees the final state (acquire, in test/wait/free) knows the
- * progress task can no longer reach the graph. */
-static void graph_finish(piano_graph_t *g, int state, bool list_locked)
-{
-	graph_list_remove(g, list_locked);
-	atomic_store_explicit(&g->state, state, memory_order_release);
-}
-
-/* A node failed: nothing more runs. The requests still in flight are
- * cancelled and freed (their buffers may still be written by the MPI until
- * the cancellation is complete: docs/coll.md). */
-static void graph_fail(piano_graph_t *g, int node, int code, bool list_locked)
-{
-	g->err_node = node;
-	g->err_code = code;
-	for (int i = 0; i < g->nreq; i++) {
-		if (g->reqs[i] == MPI_REQUEST_NULL)
-			continue;
-		PMPI_Cancel(&g->reqs[i]);
-		PMPI_Request_free(&g->reqs[i]);
-		g->reqs[i] = MPI_REQUEST_NULL;
-	}
-	g->nactive = 0;
-	g->nstack = 0;
-	graph_finish(g, GRAPH_FAILED, list_locked);
-}
-
-/* Runs one node. Returns 0, or the MPI error (or the callback's value) that
- * fails the graph. */
-static int node_run(piano_graph_t *g, int node)
-{
-	struct graph_node *n = &g->nodes[node];
-	int rc;
-	switch (n->kind) {
-	case NODE_SEND:
-		rc = PMPI_Isend(n->u.p2p.buf, n->u.p2p.count, n->u.p2p.type, n->u.p2p.peer,
-		                n->u.p2p.tag, g->comm, &g->reqs[n->u.p2p.slot]);
-		if (rc == MPI_SUCCESS)
-			g->nactive++;
-		return rc;
-	case NODE_RECV:
-		rc = PMPI_Irecv(n->u.p2p.buf, n->u.p2p.count, n->u.p2p.type, n->u.p2p.peer,
-		                n->u.p2p.tag, g->comm, &g->reqs[n->u.p2p.slot]);
-		if (rc == MPI_SUCCESS)
-			g->nactive++;
-		return rc;
-	case NODE_CALC: rc = n->u.calc.fn(n->u.calc.arg); break;
-	case NODE_REDUCE:
-		/* MPI_Reduce_local of zero elements is valid; a zero-count node
-		 * still orders its neighbours. */
-		rc = PMPI_Reduce_local(n->u.red.in, n->u.red.inout, n->u.red.count, n->u.red.type,
-		                       n->u.red.op);
-		break;
-	case NODE_COPY: {
-		int pos = 0, upos = 0;
-		rc = PMPI_Pack(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
-		               g->pack_size, &pos, MPI_COMM_SELF);
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Unpack(g->pack, pos, &upos, n->u.copy.dst, n->u.copy.dcount,
-			                 n->u.copy.dtype, MPI_COMM_SELF);
-		break;
-	}
-	default: rc = MPI_ERR_INTERN;
-	}
-	if (rc == 0)
-		node_done(g, node);
-	return rc;
-}
-
-/* Runs the ready nodes until none is left. Returns false if one failed. */
-static bool run_ready(piano_graph_t *g, unsigned *work, bool list_locked)
-{
-	while (g->nstack) {
-		int node = g->stack[--g->nstack];
-		int rc = node_run(g, node);
-		if (rc) {
-			graph_fail(g, node, rc, list_locked);
-			return false;
-		}
-		(*work)++;
-	}
-	return true;
-}
-
-unsigned graph_advance(piano_graph_t *g, bool list_locked)
-{
-	unsigned work = 0;
-	if (atomic_load_explicit(&g->state, memory_order_relaxed) != GRAPH_RUNNING)
-		return 0;
-	if (g->nactive) {
-		int out = 0;
-		int rc = PMPI_Testsome(g->nreq, g->reqs, &out, g->idx, g->statuses);
-		if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-			graph_fail(g, -1, rc, list_locked);
-			return work;
-		}
-		for (int i = 0; out != MPI_UNDEFINED && i < out; i++) {
-			int node = g->req_node[g->idx[i]];
-			int err = rc == MPI_ERR_IN_STATUS ? g->statuses[i].MPI_ERROR : MPI_SUCCESS;
-			g->nactive--;
-			if (err != MPI_SUCCESS) {
-				graph_fail(g, node, err, list_locked);
-				return work;
-			}
-			node_done(g, node);
-			work++;
-		}
-	}
-	if (!run_ready(g, &work, list_locked))
-		return work;
-	if (g->ndone == g->nnodes)
-		graph_finish(g, GRAPH_DONE, list_locked);
-	return work;
 }
 
 int piano_graph_start(piano_graph_t *g)
@@ -158,23 +31,12 @@ int piano_graph_start(piano_graph_t *g)
 		pthread_mutex_unlock(&g->lock);
 		return PIANO_ESTATE;
 	}
-	g->ndone = g->nactive = g->nstack = 0;
-	g->err_code = 0;
-	g->err_node = -1;
-	/* Roots pushed last to first: they run in the order they were added
-	 * (receives posted before the sends that may answer them). */
-	for (int i = g->nnodes - 1; i >= 0; i--) {
-		atomic_store_explicit(&g->nodes[i].pending, g->nodes[i].npred,
-		                      memory_order_relaxed);
-		if (!g->nodes[i].npred)
-			push(g, i);
-	}
-	atomic_store_explicit(&g->state, GRAPH_RUNNING, memory_order_relaxed);
+	graph_arm(g);
 	/* Listed before its first step: that step may finish it, and
 	 * finishing unlinks it. The list's lock orders the counts stored above
 	 * before any step of the progress task. */
 	graph_list_add(g);
-	graph_advance(g, false);
+	step(g);
 	pthread_mutex_unlock(&g->lock);
 	progress_kick();
 	return 0;
@@ -197,7 +59,7 @@ int piano_graph_test(piano_graph_t *g, int *flag)
 	if (st == GRAPH_BUILD || st == GRAPH_READY)
 		return PIANO_ESTATE;
 	if (st == GRAPH_RUNNING && pthread_mutex_trylock(&g->lock) == 0) {
-		graph_advance(g, false);
+		step(g);
 		pthread_mutex_unlock(&g->lock);
 		st = atomic_load_explicit(&g->state, memory_order_acquire);
 	}
@@ -221,7 +83,7 @@ int piano_graph_wait(piano_graph_t *g)
 	/* The waiting thread drives its graph itself, as an MPI wait does. */
 	while (st == GRAPH_RUNNING) {
 		pthread_mutex_lock(&g->lock);
-		graph_advance(g, false);
+		step(g);
 		pthread_mutex_unlock(&g->lock);
 		st = atomic_load_explicit(&g->state, memory_order_acquire);
 	}

@@ -39,7 +39,7 @@ void warn_set_tag(const char *tag)
 	snprintf(warn_tag, sizeof(warn_tag), "%s", tag ? tag : "");
 }
 
-void warn_v(const char *who, const char *fmt, va_list ap)
+void warn_line(const char *who, const char *fmt, ...)
 {
 	/* One write(2) per line: the lines of several ranks or threads sharing
 	 * a terminal or a launcher's pipe interleave whole, never mid-line. */
@@ -47,7 +47,10 @@ void warn_v(const char *who, const char *fmt, va_list ap)
 	int n = snprintf(line, sizeof(line), warn_tag[0] ? "%s (%s): " : "%s: ", who, warn_tag);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
+	va_list ap;
+	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
 	size_t len = m < 0 ? (size_t)n : (size_t)n + (size_t)m;
 	if (len > sizeof(line) - 2)
 		len = sizeof(line) - 2; /* truncated: still one line */
@@ -60,12 +63,4 @@ void warn_v(const char *who, const char *fmt, va_list ap)
 			return;
 		off += (size_t)w;
 	}
-}
-
-void piano_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	warn_v("piano", fmt, ap);
-	va_end(ap);
 }

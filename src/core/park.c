@@ -18,7 +18,7 @@
 void park_wake(struct piano_engine *e)
 {
 	atomic_fetch_add_explicit(&e->park_seq, 1, memory_order_seq_cst);
-	sys_futex_wake((uint32_t *)&e->park_seq, INT32_MAX);
+	sys_futex_wake(&e->park_seq, INT32_MAX);
 }
 
 void park_notify(struct piano_engine *e)
@@ -34,7 +34,7 @@ void park_wait(struct piano_engine *e, uint64_t timeout_ns)
 	uint32_t seq = atomic_load_explicit(&e->park_seq, memory_order_seq_cst);
 	atomic_fetch_add_explicit(&e->nparked, 1, memory_order_seq_cst);
 	if (!queue_any_busy(e) && !engine_stopping(e))
-		sys_futex_wait((uint32_t *)&e->park_seq, seq, timeout_ns);
+		sys_futex_wait(&e->park_seq, seq, timeout_ns);
 	atomic_fetch_sub_explicit(&e->nparked, 1, memory_order_seq_cst);
 }
 
@@ -44,5 +44,5 @@ void park_nap(struct piano_engine *e, uint64_t ns)
 {
 	uint32_t seq = atomic_load_explicit(&e->park_seq, memory_order_seq_cst);
 	if (!engine_stopping(e))
-		sys_futex_wait((uint32_t *)&e->park_seq, seq, ns);
+		sys_futex_wait(&e->park_seq, seq, ns);
 }

@@ -22,7 +22,7 @@ static uint64_t clock_ns(clockid_t id)
 uint64_t sys_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t sys_now_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 
-void sys_futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns)
+void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 {
 	struct timespec ts, *tsp = NULL;
 	if (timeout_ns) {
@@ -33,7 +33,7 @@ void sys_futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
 }
 
-void sys_futex_wake(uint32_t *addr, int n)
+void sys_futex_wake(_Atomic uint32_t *addr, int n)
 {
 	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }

@@ -6,6 +6,7 @@
 #ifndef PIANO_SYS_H
 #define PIANO_SYS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Monotonic time in nanoseconds (vDSO, ~20 ns). */
@@ -19,8 +20,8 @@ uint64_t sys_now_coarse_ns(void);
  * dereferences addr in user space, so it may be called on an object that
  * a woken waiter has already freed (the kernel only hashes the address).
  */
-void sys_futex_wait(uint32_t *addr, uint32_t val, uint64_t timeout_ns);
-void sys_futex_wake(uint32_t *addr, int n);
+void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns);
+void sys_futex_wake(_Atomic uint32_t *addr, int n);
 
 /* CPU the calling thread runs on (vDSO), or -1. */
 int sys_current_cpu(void);

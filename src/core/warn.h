@@ -7,10 +7,13 @@
 #ifndef PIANO_WARN_H
 #define PIANO_WARN_H
 
-#include <stdarg.h>
+/* The one diagnostic function: "WHO (TAG): message" and a newline, written
+ * with a single write(2). */
+void warn_line(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-void piano_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void warn_v(const char *who, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* The core's lines; the MPI layer names itself "piano-mpi" (mpi/base.h). */
+#define piano_warn(...) warn_line("piano", __VA_ARGS__)
+
 /* Before any of piano's threads may warn (not thread-safe). */
 void warn_set_tag(const char *tag);
 

@@ -5,12 +5,15 @@
  * Collectives are always tracked: their rounds need progress on every rank
  * whatever the message size.
  */
-#include "mpi_internal.h"
+#include "base.h"
+#include "init.h"
+#include "progress.h"
+#include "track.h"
 
 static int coll_track(int rc, MPI_Request *req)
 {
-	if (rc == MPI_SUCCESS && pmpi_g.threaded)
-		track_add(*req, false, true);
+	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_add(*req, false, true))
+		progress_kick();
 	return rc;
 }
 

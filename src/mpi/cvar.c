@@ -5,7 +5,7 @@
  * opens and closes once (MPICH 4.0.2 crashes in MPI_T_cvar_get_num after a
  * second MPI_T_init_thread that follows an MPI_T_finalize).
  */
-#include "mpi_internal.h"
+#include "cvar.h"
 
 #include <string.h>
 

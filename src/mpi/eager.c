@@ -8,7 +8,9 @@
  * default). The smallest limit wins: tracking too much only costs a table
  * insert, tracking too little loses overlap.
  */
-#include "mpi_internal.h"
+#include "eager.h"
+#include "base.h"
+#include "cvar.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -30,7 +30,9 @@
  * `files` (the handles this layer saw opened) is protected by files_lock;
  * it lets MPI_File_close reopen the gate only for a file that closed it.
  */
-#include "mpi_internal.h"
+#include "base.h"
+#include "gate.h"
+#include "init.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -6,7 +6,9 @@
  * requests. The request is recorded so that a wait including it is never
  * delegated to the engine; nothing else changes.
  */
-#include "mpi_internal.h"
+#include "base.h"
+#include "init.h"
+#include "track.h"
 
 static int foreign(int rc, MPI_Request *req, bool persistent)
 {

@@ -12,7 +12,7 @@
  * 1, and the sentinels MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE are
  * addresses of common blocks defined by libmpi.
  */
-#include "mpi_internal.h"
+#include "base.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * run concurrently with a progress call from another thread (docs/mpi.md,
  * "The gate"); on Open MPI that is holding an MPI file open (file.c).
  *
- * Who goes through it: progress_poke(), the background progress call of the
+ * Who goes through it: gate_poke(), the background progress call of the
  * progress task and of the socket watcher. The wait-op tests do not: they
  * run only while the application thread that owns the requests is blocked
  * in its wait call, in place of the progress calls that thread would make
@@ -25,10 +25,9 @@
  * thread is inside the MPI through the gate, and none enters until
  * gate_open() has run as often as gate_close().
  */
-#include "mpi_internal.h"
-
-#include <sched.h>
-#include <time.h>
+#include "gate.h"
+#include "base.h"
+#include "sys.h"
 
 /*
  * Armed on Open MPI only. Nothing closes the gate on MPICH: its ROMIO
@@ -55,25 +54,15 @@ static _Atomic uint64_t closed_since;
 static _Atomic int noticed;
 static _Atomic(const char *) closed_for;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void skipped(void)
 {
 	if (atomic_load_explicit(&noticed, memory_order_relaxed))
 		return;
 	uint64_t since = atomic_load_explicit(&closed_since, memory_order_relaxed);
-	if (mono_ns() - since < NOTICE_NS || atomic_exchange(&noticed, 1))
+	if (sys_now_ns() - since < NOTICE_NS || atomic_exchange(&noticed, 1))
 		return;
-	/* PMPI_Comm_rank reads an immutable field: no progress, safe here. */
-	int rank = -1;
-	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	pmpi_warn("rank %d: no background progress for over %u s: %s (told once; "
-	          "docs/mpi.md, \"The gate\")", rank, NOTICE_NS / 1000000000u,
+	pmpi_warn("no background progress for over %u s: %s (told once; "
+	          "docs/mpi.md, \"The gate\")", NOTICE_NS / 1000000000u,
 	          atomic_load_explicit(&closed_for, memory_order_relaxed));
 }
 
@@ -113,7 +102,7 @@ void gate_close(const char *why)
 	if (!GATE_ARMED)
 		return;
 	if (atomic_fetch_add(&closers, 1) == 0) { /* seq_cst: Dekker pair with gate_enter() */
-		atomic_store_explicit(&closed_since, mono_ns(), memory_order_relaxed);
+		atomic_store_explicit(&closed_since, sys_now_ns(), memory_order_relaxed);
 		atomic_store_explicit(&closed_for, why, memory_order_relaxed);
 	}
 	/* seq_cst load (acquire, partner: the release in gate_leave()). A
@@ -122,9 +111,9 @@ void gate_close(const char *why)
 	 * that it gets the CPU to finish its call. */
 	for (unsigned spins = 0; atomic_load(&inside); spins++) {
 		if (spins < 64)
-			sched_yield();
+			sys_yield();
 		else
-			nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+			sys_sleep_ns(50000);
 	}
 }
 
@@ -134,4 +123,13 @@ void gate_open(void)
 		return;
 	/* Release, partner: the seq_cst load in gate_enter(). */
 	atomic_fetch_sub_explicit(&closers, 1, memory_order_release);
+}
+
+void gate_poke(void)
+{
+	int flag = 0;
+	if (!gate_enter())
+		return; /* the application holds the gate closed */
+	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	gate_leave();
 }

@@ -3,19 +3,22 @@
  * MPI_Init / MPI_Init_thread / MPI_Query_thread / MPI_Finalize, and the lazy
  * set-up used when the library is loaded after MPI_Init.
  */
-#include "mpi_internal.h"
+#include "init.h"
+#include "base.h"
+#include "cvar.h"
+#include "eager.h"
+#include "preload.h"
+#include "progress.h"
 #include "settings.h"
+#include "sys.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-struct pmpi_state pmpi_g;
 
 /* Extra context for a piano_init failure (set by placement()). */
 static const char *pmpi_warn_hint = "";
@@ -39,44 +42,6 @@ static void override(struct overrides *o, const char *name, const char *value)
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ready_flag;
-
-void pmpi_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	warn_v("piano-mpi", fmt, ap);
-	va_end(ap);
-}
-
-int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
-{
-	int size = 0;
-	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
-		return -1;
-	*bytes = (long)count * size;
-	return 0;
-}
-
-/*
- * A setting of either layer, through the registry: the live value after
- * piano_init, the environment's before. An invalid value (the registry
- * printed which and why) aborts the job: no rank can run with it.
- */
-static long setting(const char *name, char *text, size_t len, int *source)
-{
-	long v = 0;
-	int rc = piano_setting_read(name, &v, text, len, source);
-	if (rc) {
-		pmpi_warn("cannot read %s: %s; aborting", name, piano_strerror(rc));
-		PMPI_Abort(MPI_COMM_WORLD, 1);
-	}
-	return v;
-}
-
-long pmpi_setting(const char *name, int *source)
-{
-	return setting(name, NULL, 0, source);
-}
 
 /* The layer's table, registered before any of its settings is read. */
 static int register_settings(void)
@@ -144,10 +109,12 @@ static void local_rank(void)
  * block (always; an error without helpers). */
 static void blocking_setup(void)
 {
-	static const char *names[] = { "auto", "timer", "block" };
-	long mode = setting("PIANO_MPI_BLOCKING", NULL, 0, NULL);
+	static const char *const names[] = { [PMPI_BLOCKING_AUTO] = "auto",
+		                             [PMPI_BLOCKING_TIMER] = "timer",
+		                             [PMPI_BLOCKING_BLOCK] = "block" };
+	long mode = pmpi_setting("PIANO_MPI_BLOCKING", NULL);
 	pmpi_g.blocking = names[mode];
-	long helpers = setting("PIANO_BLOCK_HELPERS", NULL, 0, NULL);
+	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", NULL);
 	if (mode == PMPI_BLOCKING_BLOCK && (helpers < 1 || !pmpi_g.threaded)) {
 		pmpi_warn("PIANO_MPI_BLOCKING=block needs background progress and "
 		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting", helpers);
@@ -172,10 +139,10 @@ static void placement(struct overrides *o)
 {
 	char list[256];
 	int src = 0, bind_src = 0;
-	setting("PIANO_MPI_CPU_LIST", list, sizeof(list), &src);
+	pmpi_setting_text("PIANO_MPI_CPU_LIST", list, sizeof(list), &src);
 	if (!list[0])
 		return;
-	setting("PIANO_BIND_CPUS", NULL, 0, &bind_src);
+	pmpi_setting("PIANO_BIND_CPUS", &bind_src);
 	if (bind_src != PIANO_SOURCE_DEFAULT) {
 		pmpi_warn("PIANO_MPI_CPU_LIST and PIANO_BIND_CPUS are both set: set only one; "
 		          "aborting");
@@ -231,7 +198,7 @@ static void oversubscription(struct overrides *o)
 	int src = 0;
 	pmpi_g.node_cpus = node_cpus();
 	pmpi_g.oversubscribed = pmpi_g.node_cpus > 0 && pmpi_g.local_size > pmpi_g.node_cpus;
-	setting("PIANO_IDLE_LEVEL", NULL, 0, &src);
+	pmpi_setting("PIANO_IDLE_LEVEL", &src);
 	if (pmpi_g.oversubscribed && src == PIANO_SOURCE_DEFAULT)
 		override(o, "PIANO_IDLE_LEVEL", "none");
 }
@@ -263,7 +230,7 @@ static void setup(int real)
 		 * The user chose MPICH's thread, so this is no degradation to
 		 * announce on every rank (a line there fails MPICH's own tests,
 		 * which compare the output): only with PIANO_STATS=1. */
-		if (setting("PIANO_STATS", NULL, 0, NULL))
+		if (pmpi_setting("PIANO_STATS", NULL))
 			pmpi_warn("MPICH's progress thread is on (MPIR_CVAR_ASYNC_PROGRESS): "
 			          "piano runs in explicit-polling mode, without threads");
 		override(&o, "PIANO_PROGRESSION", "0");
@@ -288,8 +255,8 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
-	pmpi_g.stats = setting("PIANO_STATS", NULL, 0, NULL) != 0;
-	pmpi_g.linger_ns = (uint64_t)setting("PIANO_MPI_LINGER_US", NULL, 0, NULL) * 1000u;
+	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
+	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	cvar_close();
 	rc = progress_setup();
@@ -327,8 +294,10 @@ void pmpi_ensure(void)
  */
 static int piano_thread_request(void)
 {
-	static const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
-	                              MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE };
+	static const int levels[] = { [PMPI_LEVEL_SINGLE] = MPI_THREAD_SINGLE,
+		                      [PMPI_LEVEL_FUNNELED] = MPI_THREAD_FUNNELED,
+		                      [PMPI_LEVEL_SERIALIZED] = MPI_THREAD_SERIALIZED,
+		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE };
 	long choice = 0;
 	/* MPI is not initialised yet: no PMPI_Abort possible; the registry
 	 * said what is wrong. */
@@ -408,7 +377,7 @@ static void settle_before_finalize(bool had_threads)
 {
 #if defined(MPICH_VERSION)
 	if (had_threads)
-		nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 1000000 }, NULL);
+		sys_sleep_ns(1000000);
 #else
 	(void)had_threads;
 #endif

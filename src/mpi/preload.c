@@ -14,7 +14,8 @@
  * needs a libmpi* library), the rank; any other process keeps it, and
  * removes it in MPI_Init if it turns out to be the rank after all.
  */
-#include "mpi_internal.h"
+#include "preload.h"
+#include "base.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -5,7 +5,10 @@
  * completes the requests in the caller's thread, and the tracking table
  * learns which tracked requests it completed.
  */
-#include "mpi_internal.h"
+#include "base.h"
+#include "init.h"
+#include "track.h"
+#include "waitop.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,10 @@
  * send queue's length cannot tell: on a fast link the peer has read and
  * acknowledged everything by the end of the round that filled it.
  */
-#include "mpi_internal.h"
+#include "watch.h"
+#include "base.h"
+#include "gate.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <poll.h>
@@ -38,7 +41,6 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_FDS 256
@@ -63,13 +65,6 @@ static int nignored;
 static uint64_t refreshed_ns;
 static int wake_pipe[2] = { -1, -1 };
 static piano_ltask_t *watch_task;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static bool is_ignored(unsigned long ino)
 {
@@ -142,13 +137,13 @@ static void refresh(void)
 		fds[nfds++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
 	closedir(d);
-	refreshed_ns = mono_ns();
+	refreshed_ns = sys_now_ns();
 }
 
 static int watch_block(void *arg, int timeout_ms)
 {
 	(void)arg;
-	if (mono_ns() - refreshed_ns > REFRESH_NS)
+	if (sys_now_ns() - refreshed_ns > REFRESH_NS)
 		refresh();
 	choose_events();
 	int r = poll(fds, (nfds_t)nfds, timeout_ms);
@@ -195,7 +190,7 @@ static unsigned watch_fn(void *arg)
 	(void)arg;
 	if (atomic_load(&pmpi_g.finalizing))
 		return 0;
-	progress_poke();
+	gate_poke();
 	ignore_undrained();
 	return 0;
 }

@@ -4,6 +4,7 @@
 #define PIANO_MPITEST_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,6 +35,27 @@ static inline int init_pair_multiple(int *argc, char ***argv)
 		return -1;
 	}
 	return rank;
+}
+
+/* A flag in node-local shared memory (held by rank 0, set to 0 there), for
+ * the two ranks of a one-node pair to signal each other without MPI calls.
+ * The caller frees *win and *node. */
+static inline _Atomic int *shared_flag(MPI_Comm *node, MPI_Win *win)
+{
+	int rank, nsize;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node));
+	MPI_Comm_size(*node, &nsize);
+	CHECK(nsize == 2); /* the flag lives in node-local shared memory */
+	_Atomic int *flag;
+	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1,
+	                                  MPI_INFO_NULL, *node, &flag, win));
+	MPI_Aint sz;
+	int disp;
+	CHECK_MPI(MPI_Win_shared_query(*win, 0, &sz, &disp, &flag));
+	if (rank == 0)
+		atomic_store(flag, 0);
+	return flag;
 }
 
 static inline void sleep_ms(long ms)

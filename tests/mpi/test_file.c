@@ -191,19 +191,8 @@ static int run_gate(void)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
 	MPI_Comm node;
-	int nsize;
-	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-	MPI_Comm_size(node, &nsize);
-	CHECK(nsize == 2); /* the flag lives in node-local shared memory */
 	MPI_Win win;
-	_Atomic int *flag;
-	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1,
-	                                  MPI_INFO_NULL, node, &flag, &win));
-	MPI_Aint sz;
-	int disp;
-	CHECK_MPI(MPI_Win_shared_query(win, 0, &sz, &disp, &flag));
-	if (rank == 0)
-		atomic_store(flag, 0);
+	_Atomic int *flag = shared_flag(&node, &win);
 	char dir[512], path[600], logpath[600];
 	make_dir(rank, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/held", dir);

@@ -36,20 +36,8 @@ int main(int argc, char **argv)
 	double timeout_s = argc > 1 ? atof(argv[1]) : 20.0;
 
 	MPI_Comm node;
-	CHECK_MPI(
-	        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-	int nsize;
-	MPI_Comm_size(node, &nsize);
-	CHECK(nsize == 2); /* the flag lives in node-local shared memory */
 	MPI_Win win;
-	_Atomic int *flag;
-	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1, MPI_INFO_NULL,
-	                                  node, &flag, &win));
-	MPI_Aint sz;
-	int disp;
-	CHECK_MPI(MPI_Win_shared_query(win, 0, &sz, &disp, &flag));
-	if (rank == 0)
-		atomic_store(flag, 0);
+	_Atomic int *flag = shared_flag(&node, &win);
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	char *buf = malloc(LEN), *back = malloc(LEN);

@@ -90,19 +90,8 @@ int main(int argc, char **argv)
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
 	MPI_Comm node;
-	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-	int nsize;
-	MPI_Comm_size(node, &nsize);
-	CHECK(nsize == 2); /* the flag lives in node-local shared memory */
 	MPI_Win win;
-	_Atomic int *flag;
-	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1,
-	                                  MPI_INFO_NULL, node, &flag, &win));
-	MPI_Aint sz;
-	int disp;
-	CHECK_MPI(MPI_Win_shared_query(win, 0, &sz, &disp, &flag));
-	if (rank == 0)
-		atomic_store(flag, 0);
+	_Atomic int *flag = shared_flag(&node, &win);
 	if (busy) {
 		/* Open the connection first: the watcher wakes on data and on
 		 * room to write more of it, not on a connect() completing. */

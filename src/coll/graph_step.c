@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One step of a running graph: test its requests and run the nodes they
+ * release, from the application's test/wait or from piano's progress task,
+ * whoever holds the graph's lock. It calls only the MPI: listing and
+ * unlisting the graph is its callers' (graph_list.c, graph_run.c), which
+ * publish the end of a run once the graph is off the list.
+ *
+ * A node whose pending count reaches 0 is pushed on the graph's stack; the
+ * step pops and runs nodes until the stack is empty, so a chain of local
+ * nodes (CALC, REDUCE, COPY) is released iteratively, never by recursion.
+ * SEND and RECV nodes post their request and finish when PMPI_Testsome
+ * reports it; the others finish as soon as they ran.
+ */
+#include "graph_internal.h"
+
+static void graph_push(piano_graph_t *g, int node)
+{
+	g->stack[g->nstack++] = node; /* each node is pushed once per run */
+}
+
+/* `node` finished: its successors lose one pending predecessor each. */
+static void node_done(piano_graph_t *g, int node)
+{
+	const struct graph_node *n = &g->nodes[node];
+	g->ndone++;
+	for (int e = 0; e < n->nsucc; e++) {
+		int s = g->succ[n->succ_first + e];
+		/* Pairs with itself in the other predecessors of s (see the
+		 * comment of `pending`). */
+		if (atomic_fetch_sub_explicit(&g->nodes[s].pending, 1, memory_order_acq_rel) == 1)
+			graph_push(g, s);
+	}
+}
+
+/* The run has ended: the final state is kept in `ending` until the caller
+ * has unlinked the graph from the running list and publishes it
+ * (graph_publish()). */
+static void graph_finish(piano_graph_t *g, int state) { g->ending = state; }
+
+/* A node failed: nothing more runs. The requests still in flight are
+ * cancelled and freed (their buffers may still be written by the MPI until
+ * the cancellation is complete: docs/coll.md). */
+static void graph_fail(piano_graph_t *g, int node, int code)
+{
+	g->err_node = node;
+	g->err_code = code;
+	for (int i = 0; i < g->nreq; i++) {
+		if (g->reqs[i] == MPI_REQUEST_NULL)
+			continue;
+		PMPI_Cancel(&g->reqs[i]);
+		PMPI_Request_free(&g->reqs[i]);
+		g->reqs[i] = MPI_REQUEST_NULL;
+	}
+	g->nactive = 0;
+	g->nstack = 0;
+	graph_finish(g, GRAPH_FAILED);
+}
+
+/* Runs one node. Returns 0, or the MPI error (or the callback's value) that
+ * fails the graph. */
+static int node_run(piano_graph_t *g, int node)
+{
+	struct graph_node *n = &g->nodes[node];
+	int rc;
+	switch (n->kind) {
+	case NODE_SEND:
+		rc = PMPI_Isend(n->u.p2p.buf, n->u.p2p.count, n->u.p2p.type, n->u.p2p.peer,
+		                n->u.p2p.tag, g->comm, &g->reqs[n->u.p2p.slot]);
+		if (rc == MPI_SUCCESS)
+			g->nactive++;
+		return rc;
+	case NODE_RECV:
+		rc = PMPI_Irecv(n->u.p2p.buf, n->u.p2p.count, n->u.p2p.type, n->u.p2p.peer,
+		                n->u.p2p.tag, g->comm, &g->reqs[n->u.p2p.slot]);
+		if (rc == MPI_SUCCESS)
+			g->nactive++;
+		return rc;
+	case NODE_CALC: rc = n->u.calc.fn(n->u.calc.arg); break;
+	case NODE_REDUCE:
+		/* MPI_Reduce_local of zero elements is valid; a zero-count node
+		 * still orders its neighbours. */
+		rc = PMPI_Reduce_local(n->u.red.in, n->u.red.inout, n->u.red.count, n->u.red.type,
+		                       n->u.red.op);
+		break;
+	case NODE_COPY: {
+		int pos = 0, upos = 0;
+		rc = PMPI_Pack(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
+		               g->pack_size, &pos, MPI_COMM_SELF);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Unpack(g->pack, pos, &upos, n->u.copy.dst, n->u.copy.dcount,
+			                 n->u.copy.dtype, MPI_COMM_SELF);
+		break;
+	}
+	default: rc = MPI_ERR_INTERN;
+	}
+	if (rc == 0)
+		node_done(g, node);
+	return rc;
+}
+
+/* Runs the ready nodes until none is left. Returns false if one failed. */
+static bool run_ready(piano_graph_t *g, unsigned *work)
+{
+	while (g->nstack) {
+		int node = g->stack[--g->nstack];
+		int rc = node_run(g, node);
+		if (rc) {
+			graph_fail(g, node, rc);
+			return false;
+		}
+		(*work)++;
+	}
+	return true;
+}
+
+unsigned graph_advance(piano_graph_t *g)
+{
+	unsigned work = 0;
+	if (atomic_load_explicit(&g->state, memory_order_relaxed) != GRAPH_RUNNING || g->ending)
+		return 0;
+	if (g->nactive) {
+		int out = 0;
+		int rc = PMPI_Testsome(g->nreq, g->reqs, &out, g->idx, g->statuses);
+		if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+			graph_fail(g, -1, rc);
+			return work;
+		}
+		for (int i = 0; out != MPI_UNDEFINED && i < out; i++) {
+			int node = g->req_node[g->idx[i]];
+			int err = rc == MPI_ERR_IN_STATUS ? g->statuses[i].MPI_ERROR : MPI_SUCCESS;
+			g->nactive--;
+			if (err != MPI_SUCCESS) {
+				graph_fail(g, node, err);
+				return work;
+			}
+			node_done(g, node);
+			work++;
+		}
+	}
+	if (!run_ready(g, &work))
+		return work;
+	if (g->ndone == g->nnodes)
+		graph_finish(g, GRAPH_DONE);
+	return work;
+}
+
+void graph_arm(piano_graph_t *g)
+{
+	g->ndone = g->nactive = g->nstack = 0;
+	g->ending = 0;
+	g->err_code = 0;
+	g->err_node = -1;
+	/* Roots pushed last to first: they run in the order they were added
+	 * (receives posted before the sends that may answer them). */
+	for (int i = g->nnodes - 1; i >= 0; i--) {
+		atomic_store_explicit(&g->nodes[i].pending, g->nodes[i].npred,
+		                      memory_order_relaxed);
+		if (!g->nodes[i].npred)
+			graph_push(g, i);
+	}
+	atomic_store_explicit(&g->state, GRAPH_RUNNING, memory_order_relaxed);
+}
+
+bool graph_ended(const piano_graph_t *g) { return g->ending != 0; }
+
+void graph_publish(piano_graph_t *g)
+{
+	/* Release, partner: the acquire loads of test/wait/error/free. The
+	 * caller has unlinked g from the running list: a thread that sees the
+	 * final state knows the progress task can no longer reach it. */
+	atomic_store_explicit(&g->state, g->ending, memory_order_release);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The MPI layer's shared ground (base.h). */
+#include "base.h"
+
+#include <piano/settings.h>
+
+struct pmpi_state pmpi_g;
+
+long pmpi_setting_text(const char *name, char *text, size_t len, int *source)
+{
+	long v = 0;
+	int rc = piano_setting_read(name, &v, text, len, source);
+	if (rc) {
+		pmpi_warn("cannot read %s: %s; aborting", name, piano_strerror(rc));
+		PMPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	return v;
+}
+
+long pmpi_setting(const char *name, int *source)
+{
+	return pmpi_setting_text(name, NULL, 0, source);
+}
+
+int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
+{
+	int size = 0;
+	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+		return -1;
+	*bytes = (long)count * size;
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The MPI layer's shared ground (base.c): its state, its diagnostics, its
+ * access to the settings registry, and a datatype's size. Every file of the
+ * layer may use it; it calls nothing else of the layer (docs/mpi.md,
+ * "Layers").
+ *
+ * Design (docs/mpi.md): piano tracks the MPI's own requests; it never hands
+ * proxy requests to the application. One progress ltask per process drives
+ * the MPI with PMPI_Iprobe (gate_poke), which progresses every pending
+ * operation without touching any application request. A request is only
+ * ever tested by the engine while an application thread is blocked in a
+ * wait call on it and has handed it over (a "wait op", waiters.h); the MPI
+ * standard forbids two threads to use one request at once, and this rule
+ * keeps the application and the engine from ever doing so.
+ */
+#ifndef PIANO_MPI_BASE_H
+#define PIANO_MPI_BASE_H
+
+#include <mpi.h>
+#include <piano/piano.h>
+
+#include "warn.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The MPI functions the layer intercepts; everything else stays hidden. */
+#define PMPI_EXPORT __attribute__((visibility("default")))
+
+/* The layer's diagnostics: one line each, "piano-mpi (rank R): ..." (warn.h). */
+#define pmpi_warn(...) warn_line("piano-mpi", __VA_ARGS__)
+
+struct pmpi_state {
+	int ready;        /* piano set up (after MPI_Init or lazily) */
+	int threaded;     /* MPI gave THREAD_MULTIPLE and the engine has threads */
+	int provided_app; /* thread level reported to the application */
+	long eager_limit; /* bytes; sends up to this size are not tracked */
+	const char *eager_source;
+	piano_ltask_t *progress;
+	int stats;
+	uint64_t linger_ns;   /* PIANO_MPI_LINGER_US */
+	const char *blocking; /* PIANO_MPI_BLOCKING: auto, timer or block */
+	int watching;         /* the socket watcher runs */
+	int local_rank, local_size;
+	int node_cpus;      /* CPUs the node's ranks may use (0: unknown) */
+	int oversubscribed; /* local_size > node_cpus: no idle threads (init.c) */
+	_Atomic int finalizing;
+	/* counters */
+	_Atomic uint64_t tracked, bypassed, delegated_waits;
+};
+
+/* Written by set-up (init.c) under its lock before `ready` is published;
+ * the counters and `finalizing` by anyone, atomically. */
+extern struct pmpi_state pmpi_g;
+
+/* A registered setting of either layer (live after piano_init, from the
+ * environment before); `source` (PIANO_SOURCE_*) may be NULL; a text
+ * setting's value goes to `text` (len bytes) when it is not NULL. An invalid
+ * value aborts the job after the registry named the variable and its
+ * accepted values: no rank can run with it. */
+long pmpi_setting(const char *name, int *source);
+long pmpi_setting_text(const char *name, char *text, size_t len, int *source);
+
+/* count elements of type in bytes: 0, or -1 when the MPI cannot say. */
+int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);
+
+#endif

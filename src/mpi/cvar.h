@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The MPI's integer control variables through MPI_T (cvar.c), read between
+ * cvar_open() and cvar_close() (set-up only): 0 when read.
+ */
+#ifndef PIANO_MPI_CVAR_H
+#define PIANO_MPI_CVAR_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+void cvar_open(void);
+void cvar_close(void);
+bool cvar_available(void);
+int cvar_read(int index, MPI_Datatype dt, long *out);
+int cvar_read_named(const char *name, long *out);
+
+#endif

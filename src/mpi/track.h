@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The requests piano tracks (track.c): those that need background progress
+ * (sends above the eager limit, receives that may be larger, synchronous
+ * sends, collectives) and those of kinds piano leaves to the MPI.
+ */
+#ifndef PIANO_MPI_TRACK_H
+#define PIANO_MPI_TRACK_H
+
+#include "base.h"
+
+/* Records a request the engine must keep progressing; persistent requests
+ * stay in the table while inactive. True when it is the first pending
+ * request: the caller then kicks the progress task (progress_kick). */
+bool track_add(MPI_Request req, bool persistent, bool active);
+/* A tracked persistent request was started; true as for track_add(). */
+bool track_start(MPI_Request req);
+/* The request completed (non-persistent: forgotten; persistent: inactive). */
+void track_done(MPI_Request req);
+/* The request was freed by the application. */
+void track_forget(MPI_Request req);
+/* A request of a kind piano leaves to the MPI (generalized, one-sided,
+ * partitioned, file): never counted pending, and a wait that includes one
+ * is the MPI's own, in the caller's thread (the engine would run a
+ * generalized request's query function, or drive a module that is not safe
+ * against the application's concurrent calls). Forgotten like the others
+ * when it completes. */
+void track_foreign(MPI_Request req, bool persistent);
+bool track_any_foreign(const MPI_Request *reqs, int n);
+/* Active tracked requests, read lock-free. */
+long track_pending(void);
+
+/* Bookkeeping after a completion call that succeeded: for each completed
+ * index i, the handle it had before the call is marked done. */
+void track_completed(const MPI_Request *before, int n, const int *done_idx, int ndone);
+/* Bookkeeping after a completion call that returned an error, where the MPI
+ * does not say which requests it completed: a non-persistent request whose
+ * handle is now MPI_REQUEST_NULL is done; a persistent one is inactive unless
+ * its status (when the caller asked for statuses, else NULL) says
+ * MPI_ERR_PENDING. */
+void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
+                  const MPI_Status *statuses);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * How a blocking completion call (MPI_Wait*, blocking Send/Recv) waits
+ * (waitop.c):
+ * - plain: no background progress, or called from inside an ltask: the
+ *   MPI's own call, nothing counted;
+ * - native: no other thread is waiting, or one of the requests is of a kind
+ *   piano leaves to the MPI (track_foreign): the MPI's own call, exactly as
+ *   without piano (cost, errors, which thread runs the error handler), and
+ *   the progress task stands back meanwhile (the waiter drives the MPI);
+ * - delegated: other threads already wait: the thread registers a wait op
+ *   and blocks; the progress task watches its requests without completing
+ *   them and wakes it when the MPI has finished them; the thread then makes
+ *   the MPI's own completion call, which returns at once. N waiting threads
+ *   cost one poller, and every request is completed, and every error raised,
+ *   by the application's thread in the call it made.
+ */
+#ifndef PIANO_MPI_WAITOP_H
+#define PIANO_MPI_WAITOP_H
+
+#include "waiters.h"
+
+enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED };
+
+/* Decides how a blocking completion call on op's requests goes and, when it
+ * is delegated, blocks until the MPI has finished them. The caller then
+ * makes the MPI's own call and passes the mode to wait_leave(). */
+enum wait_mode wait_enter(struct waitop *op);
+void wait_leave(enum wait_mode mode);
+/* Delegated mode: blocks until op's requests are finished (wait_enter()
+ * does it for op; blocking Send/Recv call it for the request they post). */
+void waitop_block(struct waitop *op);
+
+#endif
