@@ -62,8 +62,8 @@ static void skipped(void)
 	if (sys_now_ns() - since < NOTICE_NS || atomic_exchange(&noticed, 1))
 		return;
 	pmpi_warn("no background progress for over %u s: %s (told once; "
-	          "docs/mpi.md, \"The gate\")", NOTICE_NS / 1000000000u,
-	          atomic_load_explicit(&closed_for, memory_order_relaxed));
+	          "docs/mpi.md, \"The gate\")",
+	          NOTICE_NS / 1000000000u, atomic_load_explicit(&closed_for, memory_order_relaxed));
 }
 
 bool gate_enter(void)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct reqtab tab;     /* protected by track_lock */
+static struct reqtab tab; /* protected by track_lock */
 static _Atomic long pending;
 static _Atomic long nforeign; /* foreign entries: a lock-free "none" check */
 
@@ -24,10 +24,7 @@ static uint64_t key_of(MPI_Request r)
 	return k;
 }
 
-static struct reqtab_entry *find(MPI_Request r)
-{
-	return reqtab_find(&tab, key_of(r));
-}
+static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_of(r)); }
 
 static void erase(struct reqtab_entry *e)
 {

@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(cond)                                                                     \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			int r_ = -1;                                                    \
-			MPI_Comm_rank(MPI_COMM_WORLD, &r_);                             \
+#define CHECK(cond)                                                                         \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			int r_ = -1;                                                        \
+			MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                 \
 			fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", r_, __FILE__, \
-			        __LINE__, #cond);                                       \
-			MPI_Abort(MPI_COMM_WORLD, 1);                                   \
-		}                                                                       \
+			        __LINE__, #cond);                                           \
+			MPI_Abort(MPI_COMM_WORLD, 1);                                       \
+		}                                                                           \
 	} while (0)
 
 #define CHECK_MPI(call) CHECK((call) == MPI_SUCCESS)
@@ -44,12 +44,13 @@ static inline _Atomic int *shared_flag(MPI_Comm *node, MPI_Win *win)
 {
 	int rank, nsize;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node));
+	CHECK_MPI(
+	        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node));
 	MPI_Comm_size(*node, &nsize);
 	CHECK(nsize == 2); /* the flag lives in node-local shared memory */
 	_Atomic int *flag;
-	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1,
-	                                  MPI_INFO_NULL, *node, &flag, win));
+	CHECK_MPI(MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)sizeof(*flag) : 0, 1, MPI_INFO_NULL,
+	                                  *node, &flag, win));
 	MPI_Aint sz;
 	int disp;
 	CHECK_MPI(MPI_Win_shared_query(*win, 0, &sz, &disp, &flag));
