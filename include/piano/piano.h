@@ -114,6 +114,20 @@ PIANO_API int piano_poll(void);
 /* Polls every queue of the machine, as the timer thread does. */
 PIANO_API int piano_poll_all(void);
 
+/*
+ * Holds on the timer thread, for PIANO_TIMER_MODE=demand. In that mode the
+ * timer ticks (polls the queues nobody polled during its period) only while
+ * at least one hold is taken, the first tick one period after the hold that
+ * took the count from 0: a layer holds while something it submitted needs
+ * progress when every core is busy (an operation in flight), not while its
+ * tasks merely stay queued. Taking and dropping a hold never wakes the timer
+ * thread. In the default mode (`queues`) the timer ticks while any queue
+ * holds a task and holds change nothing. Returns 0, PIANO_ENOTINIT, or
+ * PIANO_ESTATE for a release without a hold.
+ */
+PIANO_API int piano_timer_hold(void);
+PIANO_API int piano_timer_release(void);
+
 /* ------------------------------------------------------------------ ltasks */
 
 /*

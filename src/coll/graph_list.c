@@ -27,7 +27,11 @@ void graph_list_add(piano_graph_t *g)
 		head->prev = g;
 	head = g;
 	g->listed = true;
-	atomic_fetch_add(&nrunning, 1); /* seq_cst: read by has_work() (progress.c) */
+	/* seq_cst: read by has_work() (progress.c). Under list_lock, as the
+	 * decrement: the timer's hold follows the count's transitions in
+	 * order (a running graph is in flight: docs/mpi.md, "Do no harm"). */
+	if (atomic_fetch_add(&nrunning, 1) == 0)
+		piano_timer_hold();
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -43,7 +47,8 @@ static void unlink_locked(piano_graph_t *g)
 		g->next->prev = g->prev;
 	g->next = g->prev = NULL;
 	g->listed = false;
-	atomic_fetch_sub(&nrunning, 1);
+	if (atomic_fetch_sub(&nrunning, 1) == 1)
+		piano_timer_release();
 }
 
 void graph_list_remove(piano_graph_t *g)

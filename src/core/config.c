@@ -81,6 +81,13 @@ const struct piano_setting_spec config_core_table[] = {
 	  "Period of the timer thread, in µs, which polls every queue that nobody polled during "
 	  "the last period; it bounds the reaction time when every core is busy. `0`: no timer "
 	  "thread." },
+	{ "PIANO_TIMER_MODE", PIANO_SETTING_CHOICE, "queues", 0, 0, "queues,demand", NULL, NULL,
+	  "When the timer thread ticks. `queues`: while any queue holds a task. `demand`: only "
+	  "while a layer holds it (`piano_timer_hold()`), first one period after the hold: a "
+	  "layer holds while an operation is in flight, so tasks that merely stay queued cost no "
+	  "wake-up of a busy core. Unset, the MPI layer makes it `demand` and holds while a "
+	  "tracked request, a delegated wait or a graph is pending (docs/mpi.md, \"Do no "
+	  "harm\")." },
 	{ "PIANO_TIMER_MAX_US", PIANO_SETTING_INT, "0", 0, 10000000, NULL, NULL, NULL,
 	  "Back-off limit of the timer thread, in µs. Above `PIANO_TIMER_PERIOD_US`, the period "
 	  "doubles after every timer round that did no work, up to this value, and returns to "
@@ -161,6 +168,7 @@ static const struct field fields[] = {
 	{ "PIANO_IDLE_BOOST", F(idle_boost), 1, 0 },
 	{ "PIANO_TIMER_PERIOD_US", F(timer_period_us), 0, 0 },
 	{ "PIANO_TIMER_MAX_US", F(timer_max_us), 0, 0 },
+	{ "PIANO_TIMER_MODE", F(timer_demand), 1, 0 },
 	{ "PIANO_SPIN_US", F(spin_us), 0, 0 },
 	{ "PIANO_BLOCK_HELPERS", F(block_helpers), 0, 0 },
 	{ "PIANO_BLOCK_DELAY_US", F(block_delay_us), 0, 0 },

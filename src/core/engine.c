@@ -94,6 +94,7 @@ PIANO_API int piano_init_with(const struct piano_override *overrides, int n)
 		goto undo_alloc;
 	e->gen = ++gen_counter;
 	pthread_mutex_init(&e->stats_lock, NULL);
+	timer_init(e);
 	atomic_store_explicit(&piano_engine_g, e, memory_order_release);
 	rc = threads_start(e);
 	if (rc)
@@ -105,6 +106,7 @@ PIANO_API int piano_init_with(const struct piano_override *overrides, int n)
 undo_publish:
 	atomic_store_explicit(&piano_engine_g, NULL, memory_order_release);
 	stats_free_all(e);
+	timer_destroy(e);
 	pthread_mutex_destroy(&e->stats_lock);
 	topo_free(e);
 undo_alloc:
@@ -174,6 +176,7 @@ PIANO_API int piano_finalize(void)
 	report_leftovers(e);
 	atomic_store_explicit(&piano_engine_g, NULL, memory_order_release);
 	stats_free_all(e);
+	timer_destroy(e);
 	pthread_mutex_destroy(&e->stats_lock);
 	topo_free(e);
 	free(e);

@@ -45,6 +45,18 @@ struct piano_engine {
 	int nidle;
 	pthread_t timer_thread;     /* timer.c */
 	int has_timer;
+	/* timer.c, PIANO_TIMER_MODE=demand: the timerfd the timer thread
+	 * reads (-1 otherwise), the holds, whether the timerfd is armed and
+	 * with which interval (written under timer_lock; `timer_armed` read
+	 * lock-free as a hint), and what predicts a hold's length (written by
+	 * the threads that take the count from 0 and back). */
+	int timer_fd;
+	_Atomic long timer_holds;
+	pthread_mutex_t timer_lock;
+	_Atomic int timer_armed;
+	uint64_t timer_interval_ns;
+	_Atomic uint64_t timer_hold_start;
+	_Atomic int timer_short_streak;
 	struct handoff handoff;     /* handoff.c */
 	pthread_t *helper_threads;  /* helpers.c */
 	int nhelpers;

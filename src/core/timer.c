@@ -3,7 +3,27 @@
  * The timer thread: a regular thread (not a POSIX timer, whose signal
  * handler context cannot take locks) that sleeps for a period and polls the
  * queues nobody polled meanwhile (poll_unpolled, policy.c), the safety net
- * when every core is busy; it parks (park.c) when no queue holds a task.
+ * when every core is busy.
+ *
+ * Two modes (PIANO_TIMER_MODE). `queues`: it ticks while any queue holds a
+ * task and parks (park.c) otherwise. `demand`: it ticks only while a layer
+ * holds it (piano_timer_hold), because on a node where every core computes
+ * each tick preempts a computation (tens of µs on a virtual machine): a
+ * task that stays queued while nothing is in flight (the MPI layer's
+ * progress task lingers between bursts) made the timer wake every period
+ * and cost LAMMPS 5-8 % (docs/performance.md). The thread then blocks on a
+ * timerfd that holders arm and disarm: changing the deadline of a timerfd
+ * does not wake the thread, so a hold taken and dropped within one period
+ * costs two system calls in the holder and no wake-up at all.
+ *
+ * Demand protocol: `timer_holds` counts holds (atomic); the thread whose
+ * increment takes it from 0, or whose decrement takes it to 0, takes
+ * timer_lock and sets the timerfd from the count it reads under the lock
+ * (armed with the period iff > 0). Every transition is followed by such a
+ * locked update that reads the count after the transition, so the last
+ * update reflects the final count, whatever the interleaving. The timer
+ * thread changes the interval (back-off) under the same lock, only while
+ * armed.
  */
 #include "timer.h"
 #include "park.h"
@@ -13,7 +33,10 @@
 #include "warn.h"
 #include "sys.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 /*
  * With PIANO_TIMER_MAX_US above the period, the period doubles after each
@@ -33,6 +56,71 @@ static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned 
 	return cur * 2 < max ? cur * 2 : max;
 }
 
+/* Sets the timerfd: first expiry and interval ns, or disarmed for 0. */
+static void timer_set(struct piano_engine *e, uint64_t ns)
+{
+	struct itimerspec its = { 0 };
+	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(ns % 1000000000u);
+	its.it_interval = its.it_value;
+	timerfd_settime(e->timer_fd, 0, &its, NULL);
+}
+
+/* Under timer_lock: disarmed when no hold is taken; armed with the period
+ * when one is and `may_arm` (demand mode with a timer thread only:
+ * timer_fd >= 0). */
+static void timer_update(struct piano_engine *e, bool may_arm)
+{
+	pthread_mutex_lock(&e->timer_lock);
+	/* Once stopping, timer_stop() owns the timerfd (its last expiry ends
+	 * the thread's loop and must not be disarmed). */
+	if (e->timer_fd < 0 || engine_stopping(e)) {
+		pthread_mutex_unlock(&e->timer_lock);
+		return;
+	}
+	bool held = atomic_load(&e->timer_holds) > 0;
+	bool armed = atomic_load_explicit(&e->timer_armed, memory_order_relaxed);
+	if (held && !armed && may_arm) {
+		e->timer_interval_ns = (uint64_t)e->cfg.timer_period_us * 1000u;
+		timer_set(e, e->timer_interval_ns);
+		atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
+	} else if (!held && armed) {
+		timer_set(e, 0);
+		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&e->timer_lock);
+}
+
+/* Demand mode: a tick on each expiry while held. */
+static void timer_demand_loop(struct piano_engine *e, struct poller *p)
+{
+	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	while (!engine_stopping(e)) {
+		uint64_t expiries;
+		if (read(e->timer_fd, &expiries, sizeof(expiries)) < 0 && errno != EAGAIN &&
+		    errno != EINTR)
+			break; /* cannot happen on a valid timerfd: stop ticking */
+		if (engine_stopping(e))
+			break;
+		if (atomic_load_explicit(&e->timer_holds, memory_order_relaxed) <= 0) {
+			/* Armed by a hold whose release did not see it armed
+			 * yet (or expired just before the release): disarm. */
+			timer_update(e, false);
+			continue;
+		}
+		unsigned work = poll_unpolled(p, period);
+		poller_end_round(p, work);
+		pthread_mutex_lock(&e->timer_lock);
+		uint64_t next = timer_next(e, e->timer_interval_ns, work);
+		if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed) &&
+		    next != e->timer_interval_ns) {
+			e->timer_interval_ns = next;
+			timer_set(e, next);
+		}
+		pthread_mutex_unlock(&e->timer_lock);
+	}
+}
+
 static void *timer_main(void *arg)
 {
 	struct piano_engine *e = arg;
@@ -45,6 +133,10 @@ static void *timer_main(void *arg)
 	topo_bind_thread(e, e->bind_set);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_TIMER);
+	if (e->timer_fd >= 0) {
+		timer_demand_loop(e, &p);
+		return NULL;
+	}
 	while (!engine_stopping(e)) {
 		if (!queue_any_busy(e)) {
 			park_wait(e, 0);
@@ -63,22 +155,126 @@ static void *timer_main(void *arg)
 	return NULL;
 }
 
+void timer_init(struct piano_engine *e)
+{
+	e->timer_fd = -1;
+	pthread_mutex_init(&e->timer_lock, NULL);
+}
+
+void timer_destroy(struct piano_engine *e) { pthread_mutex_destroy(&e->timer_lock); }
+
 int timer_start(struct piano_engine *e)
 {
 	if (e->cfg.timer_period_us <= 0)
 		return 0;
+	if (e->cfg.timer_demand) {
+		/* CLOEXEC: nothing of piano's leaks into the application's
+		 * children. */
+		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (fd < 0) {
+			piano_warn("cannot create the timer's timerfd: %s", strerror(errno));
+			return PIANO_ESYS;
+		}
+		pthread_mutex_lock(&e->timer_lock);
+		e->timer_fd = fd;
+		pthread_mutex_unlock(&e->timer_lock);
+		timer_update(e, true); /* holds taken before the thread existed */
+	}
 	int err = pthread_create(&e->timer_thread, NULL, timer_main, e);
 	if (err) {
 		piano_warn("cannot create the timer thread: %s", strerror(err));
-		return PIANO_ESYS;
+		goto undo_fd;
 	}
 	e->has_timer = 1;
 	return 0;
+
+undo_fd:
+	if (e->timer_fd >= 0) {
+		pthread_mutex_lock(&e->timer_lock);
+		close(e->timer_fd);
+		e->timer_fd = -1;
+		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&e->timer_lock);
+	}
+	return PIANO_ESYS;
 }
 
 void timer_stop(struct piano_engine *e)
 {
-	if (e->has_timer)
+	if (e->has_timer) {
+		if (e->timer_fd >= 0) {
+			/* engine->stopping is set: one expiry now ends the loop. */
+			pthread_mutex_lock(&e->timer_lock);
+			timer_set(e, 1);
+			atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
+			pthread_mutex_unlock(&e->timer_lock);
+		}
 		pthread_join(e->timer_thread, NULL);
+	}
 	e->has_timer = 0;
+	if (e->timer_fd >= 0) {
+		pthread_mutex_lock(&e->timer_lock);
+		close(e->timer_fd);
+		e->timer_fd = -1;
+		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&e->timer_lock);
+	}
 }
+
+/*
+ * Arming and disarming the timerfd costs two system calls, 2.7 µs on this
+ * project's virtual machines: LAMMPS takes and drops the MPI layer's hold
+ * thousands of times a second, almost always for less than a period (a
+ * request posted and waited for at once), when no tick could have come
+ * anyway. So a hold is predicted from the ones before it: after
+ * SHORT_STREAK holds in a row that ended within a period, the next one does
+ * not arm the timer; the first hold that lasts longer (it gets no tick) ends
+ * the streak, and the following holds arm it again. A hold that arms
+ * disarms at its release.
+ */
+#define SHORT_STREAK 8
+
+static void hold_first(struct piano_engine *e)
+{
+	atomic_store_explicit(&e->timer_hold_start, sys_now_ns(), memory_order_relaxed);
+	/* seq_cst CAS in the caller, then the count is read again under
+	 * timer_lock. */
+	if (atomic_load_explicit(&e->timer_short_streak, memory_order_relaxed) < SHORT_STREAK)
+		timer_update(e, true);
+}
+
+static void hold_last(struct piano_engine *e)
+{
+	uint64_t start = atomic_load_explicit(&e->timer_hold_start, memory_order_relaxed);
+	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	int streak = atomic_load_explicit(&e->timer_short_streak, memory_order_relaxed);
+	/* Relaxed: a prediction; a stale value only arms or skips once. */
+	if (sys_now_ns() - start < period)
+		atomic_store_explicit(&e->timer_short_streak,
+		                      streak < SHORT_STREAK ? streak + 1 : streak,
+		                      memory_order_relaxed);
+	else
+		atomic_store_explicit(&e->timer_short_streak, 0, memory_order_relaxed);
+	if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed))
+		timer_update(e, false);
+}
+
+static int timer_hold_change(long delta)
+{
+	struct piano_engine *e = engine_get();
+	if (!e)
+		return PIANO_ENOTINIT;
+	long before = atomic_load_explicit(&e->timer_holds, memory_order_relaxed);
+	do {
+		if (before + delta < 0)
+			return PIANO_ESTATE;
+	} while (!atomic_compare_exchange_weak(&e->timer_holds, &before, before + delta));
+	if (before == 0)
+		hold_first(e);
+	else if (before + delta == 0)
+		hold_last(e);
+	return 0;
+}
+
+PIANO_API int piano_timer_hold(void) { return timer_hold_change(1); }
+PIANO_API int piano_timer_release(void) { return timer_hold_change(-1); }

@@ -8,6 +8,10 @@
 
 #include "state.h"
 
+/* timer_init before the engine is published (holds may come from then
+ * on), timer_destroy after it is withdrawn and the thread stopped. */
+void timer_init(struct piano_engine *e);
+void timer_destroy(struct piano_engine *e);
 int timer_start(struct piano_engine *e);
 void timer_stop(struct piano_engine *e);
 

@@ -25,7 +25,7 @@ static const char *pmpi_warn_hint = "";
 
 /* What the MPI layer decides for the engine, passed to piano_init_with(). */
 struct overrides {
-	struct piano_override ov[4];
+	struct piano_override ov[6];
 	int n;
 	char bind[256];
 };
@@ -203,6 +203,22 @@ static void oversubscription(struct overrides *o)
 		override(o, "PIANO_IDLE_LEVEL", "none");
 }
 
+/*
+ * The timer ticks on demand: only while a tracked request, a delegated wait
+ * or a graph is in flight (track.c, waiters.c, graph_list.c hold it), not
+ * while the progress task merely lingers between bursts. On a node where
+ * every core computes, each tick preempts a rank: ticking whenever the task
+ * was queued cost LAMMPS's peptide 5-8 % (docs/mpi.md, "Do no harm"). An
+ * explicit PIANO_TIMER_MODE is left alone.
+ */
+static void timer_mode(struct overrides *o)
+{
+	int src = 0;
+	pmpi_setting("PIANO_TIMER_MODE", &src);
+	if (src == PIANO_SOURCE_DEFAULT)
+		override(o, "PIANO_TIMER_MODE", "demand");
+}
+
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
 static void setup(int real)
 {
@@ -217,6 +233,7 @@ static void setup(int real)
 	local_rank();
 	placement(&o);
 	oversubscription(&o);
+	timer_mode(&o);
 	long async = 0;
 	cvar_open();
 	if (real < MPI_THREAD_MULTIPLE) {

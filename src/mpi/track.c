@@ -24,6 +24,25 @@ static uint64_t key_of(MPI_Request r)
 	return k;
 }
 
+/* `pending` changes only under track_lock, here: its transitions take and
+ * drop the MPI layer's hold on the timer (PIANO_TIMER_MODE=demand: the
+ * timer ticks while a tracked request is in flight, docs/mpi.md, "Do no
+ * harm"), and the lock keeps hold and release in the order of the
+ * transitions. Returns whether the count left 0. */
+static bool pending_add(void)
+{
+	if (atomic_fetch_add(&pending, 1) != 0)
+		return false;
+	piano_timer_hold();
+	return true;
+}
+
+static void pending_sub(void)
+{
+	if (atomic_fetch_sub(&pending, 1) == 1)
+		piano_timer_release();
+}
+
 static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_of(r)); }
 
 static void erase(struct reqtab_entry *e)
@@ -43,7 +62,7 @@ static struct reqtab_entry *entry_for(MPI_Request r)
 	if (!e || created)
 		return e;
 	if (e->active)
-		atomic_fetch_sub(&pending, 1); /* stale entry of a reused handle */
+		pending_sub(); /* stale entry of a reused handle */
 	if (e->foreign)
 		atomic_fetch_sub(&nforeign, 1);
 	e->active = e->foreign = 0;
@@ -63,9 +82,10 @@ bool track_add(MPI_Request req, bool persistent, bool active)
 	}
 	e->persistent = persistent;
 	e->active = active;
+	bool first = active && pending_add();
 	pthread_mutex_unlock(&track_lock);
 	atomic_fetch_add(&pmpi_g.tracked, 1);
-	return active && atomic_fetch_add(&pending, 1) == 0;
+	return first;
 }
 
 void track_foreign(MPI_Request req, bool persistent)
@@ -109,7 +129,7 @@ bool track_start(MPI_Request req)
 	struct reqtab_entry *e = find(req);
 	if (e && !e->active && !e->foreign) {
 		e->active = 1;
-		kick = atomic_fetch_add(&pending, 1) == 0;
+		kick = pending_add();
 	}
 	pthread_mutex_unlock(&track_lock);
 	return kick;
@@ -121,7 +141,7 @@ static void drop(MPI_Request req, bool forget)
 	struct reqtab_entry *e = find(req);
 	if (e) {
 		if (e->active)
-			atomic_fetch_sub(&pending, 1);
+			pending_sub();
 		e->active = 0;
 		if (forget || !e->persistent)
 			erase(e);
@@ -160,7 +180,7 @@ void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
 			 * the call did not complete (MPI_ERR_PENDING). */
 			if (after[i] == MPI_REQUEST_NULL) {
 				if (e->active)
-					atomic_fetch_sub(&pending, 1);
+					pending_sub();
 				erase(e);
 			}
 			continue;
@@ -172,7 +192,7 @@ void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
 		if (statuses && statuses[i].MPI_ERROR == MPI_ERR_PENDING)
 			continue;
 		if (e->active)
-			atomic_fetch_sub(&pending, 1);
+			pending_sub();
 		e->active = 0;
 	}
 	pthread_mutex_unlock(&track_lock);

@@ -89,7 +89,10 @@ static void unlink_op(struct waitop *op)
 	if (op->next)
 		op->next->prev = op->prev;
 	op->linked = false;
-	atomic_fetch_sub(&nwaitops, 1);
+	/* Under wait_lock, as the increment: the timer's hold follows the
+	 * count's transitions in order (track.c says why it is held). */
+	if (atomic_fetch_sub(&nwaitops, 1) == 1)
+		piano_timer_release();
 }
 
 static unsigned serve(void)
@@ -128,7 +131,8 @@ void waiters_link(struct waitop *op)
 		wait_head->prev = op;
 	wait_head = op;
 	op->linked = true;
-	atomic_fetch_add(&nwaitops, 1);
+	if (atomic_fetch_add(&nwaitops, 1) == 0)
+		piano_timer_hold();
 	pthread_mutex_unlock(&wait_lock);
 }
 
