@@ -83,8 +83,9 @@ static long launcher_int(const char *name)
  */
 static void local_rank(void)
 {
-	static const char *vars[][2] = { { "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE" },
-	                                 { "MPI_LOCALRANKID", "MPI_LOCALNRANKS" } };
+	static const char *vars[][2] = { { "OMPI_COMM_WORLD_LOCAL_RANK",
+		                           "OMPI_COMM_WORLD_LOCAL_SIZE" },
+		                         { "MPI_LOCALRANKID", "MPI_LOCALNRANKS" } };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		long r = launcher_int(vars[i][0]), n = launcher_int(vars[i][1]);
 		if (r >= 0 && r < n && n <= INT32_MAX) {
@@ -96,8 +97,8 @@ static void local_rank(void)
 	MPI_Comm node;
 	pmpi_g.local_rank = 0;
 	pmpi_g.local_size = 1;
-	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-	                         &node) != MPI_SUCCESS)
+	if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+	    MPI_SUCCESS)
 		return;
 	PMPI_Comm_rank(node, &pmpi_g.local_rank);
 	PMPI_Comm_size(node, &pmpi_g.local_size);
@@ -117,7 +118,8 @@ static void blocking_setup(void)
 	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", NULL);
 	if (mode == PMPI_BLOCKING_BLOCK && (helpers < 1 || !pmpi_g.threaded)) {
 		pmpi_warn("PIANO_MPI_BLOCKING=block needs background progress and "
-		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting", helpers);
+		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting",
+		          helpers);
 		PMPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	if (!pmpi_g.threaded || helpers < 1 || mode == PMPI_BLOCKING_TIMER)
@@ -125,7 +127,8 @@ static void blocking_setup(void)
 	int rc = watch_setup();
 	if (rc)
 		pmpi_warn("cannot start the socket watcher (%s): the timer alone bounds "
-		          "reaction when every core is busy", piano_strerror(rc));
+		          "reaction when every core is busy",
+		          piano_strerror(rc));
 	pmpi_g.watching = rc == 0;
 }
 
@@ -373,8 +376,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.tracked),
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits), pmpi_g.eager_limit,
-	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off",
-	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
+	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off", pmpi_g.watching ? "on" : "off",
+	        pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
 }

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * core.timer_demand — PIANO_TIMER_MODE=demand: the timer thread runs a
+ * queued task only while a hold is taken (piano_timer_hold), and not after
+ * the release; after a streak of short holds, the next hold does not arm
+ * the timer (no tick during it), and once that hold has lasted longer than
+ * a period the following one arms it again. No idle threads, no helpers:
+ * the timer is the only polling point.
+ */
+#include "common.h"
+
+static atomic_int runs;
+static atomic_int done;
+
+static unsigned cb(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&runs, 1);
+	if (atomic_load(&done))
+		CHECK_OK(piano_ltask_complete(piano_ltask_current()));
+	return 0;
+}
+
+/* Timer runs of the task during ms milliseconds. */
+static int runs_during(int ms)
+{
+	int before = atomic_load(&runs);
+	test_sleep_us(ms * 1000);
+	return atomic_load(&runs) - before;
+}
+
+int main(void)
+{
+	piano_ltask_t *t;
+
+	test_watchdog(60);
+	test_setenv("PIANO_PROGRESSION", "1");
+	test_setenv("PIANO_IDLE_LEVEL", "none");
+	test_setenv("PIANO_BLOCK_HELPERS", "0");
+	test_setenv("PIANO_TIMER_PERIOD_US", "1000");
+	test_setenv("PIANO_TIMER_MODE", "demand");
+	CHECK_RC(piano_timer_hold(), PIANO_ENOTINIT);
+	CHECK_OK(piano_init());
+	CHECK_EQ(test_thread_count(PIANO_POINT_TIMER), 1);
+	CHECK_RC(piano_timer_release(), PIANO_ESTATE);
+
+	CHECK_OK(piano_ltask_create(cb, NULL, PIANO_LTASK_REPEAT, &t));
+	CHECK_OK(piano_ltask_submit(t));
+
+	test_phase("queued task, no hold: the timer does not tick");
+	int n = runs_during(100);
+	CHECK(n == 0, "%d runs in 100 ms without a hold (mode queues would tick ~100)", n);
+
+	test_phase("held: the timer ticks");
+	CHECK_OK(piano_timer_hold());
+	n = runs_during(100);
+	CHECK(n >= 5, "%d runs in 100 ms while held, period 1 ms", n);
+
+	test_phase("released: the timer stops");
+	CHECK_OK(piano_timer_release());
+	test_sleep_us(5000); /* a tick already under way may finish */
+	n = runs_during(100);
+	CHECK(n <= 1, "%d runs in 100 ms after the release", n);
+
+	test_phase("a streak of short holds: the next hold does not arm the timer");
+	for (int i = 0; i < 20; i++) {
+		CHECK_OK(piano_timer_hold());
+		CHECK_OK(piano_timer_release());
+	}
+	CHECK_OK(piano_timer_hold());
+	n = runs_during(100);
+	CHECK(n == 0, "%d runs during a hold predicted short", n);
+	CHECK_OK(piano_timer_release());
+
+	test_phase("that hold was long: the next one arms the timer again");
+	CHECK_OK(piano_timer_hold());
+	n = runs_during(100);
+	CHECK(n >= 5, "%d runs in 100 ms while held after a long hold", n);
+	CHECK_OK(piano_timer_release());
+
+	test_phase("completing the task");
+	atomic_store(&done, 1);
+	double deadline = test_now() + 10.0;
+	while (piano_ltask_test(t) == PIANO_EAGAIN && test_now() < deadline)
+		piano_poll_all();
+	CHECK_RC(piano_ltask_test(t), 0);
+	CHECK_OK(piano_ltask_destroy(t));
+	CHECK_OK(piano_finalize());
+	printf("timer_demand: ok\n");
+	return TEST_PASS;
+}
