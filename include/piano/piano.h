@@ -117,16 +117,23 @@ PIANO_API int piano_poll_all(void);
 /*
  * Holds on the timer thread, for PIANO_TIMER_MODE=demand. In that mode the
  * timer ticks (polls the queues nobody polled during its period) only while
- * at least one hold is taken, the first tick one period after the hold that
- * took the count from 0: a layer holds while something it submitted needs
- * progress when every core is busy (an operation in flight), not while its
- * tasks merely stay queued. Taking and dropping a hold never wakes the timer
- * thread. In the default mode (`queues`) the timer ticks while any queue
- * holds a task and holds change nothing. Returns 0, PIANO_ENOTINIT, or
- * PIANO_ESTATE for a release without a hold.
+ * a hold is taken, the first tick one period after the hold that took the
+ * count from 0: a layer holds while something it submitted needs progress
+ * when every core is busy (an operation in flight, a thread blocked until a
+ * task sees it done), not while its tasks merely stay queued. Taking and
+ * dropping a hold never wakes the timer thread.
+ * PIANO_TIMER_PREDICTED: nothing blocks on the engine during the hold and
+ * its length is not known; after a streak of such holds that all ended
+ * within a period (no tick could have come), the next one does not arm the
+ * timer, until one lasts longer. Without the flag the timer is always armed
+ * while held. A release passes the flags of its hold.
+ * In the default mode (`queues`) the timer ticks while any queue holds a
+ * task and holds change nothing. Returns 0, PIANO_EINVAL (unknown flag),
+ * PIANO_ENOTINIT, or PIANO_ESTATE for a release without a hold.
  */
-PIANO_API int piano_timer_hold(void);
-PIANO_API int piano_timer_release(void);
+#define PIANO_TIMER_PREDICTED 1u
+PIANO_API int piano_timer_hold(unsigned flags);
+PIANO_API int piano_timer_release(unsigned flags);
 
 /* ------------------------------------------------------------------ ltasks */
 

@@ -31,7 +31,7 @@ void graph_list_add(piano_graph_t *g)
 	 * decrement: the timer's hold follows the count's transitions in
 	 * order (a running graph is in flight: docs/mpi.md, "Do no harm"). */
 	if (atomic_fetch_add(&nrunning, 1) == 0)
-		piano_timer_hold();
+		piano_timer_hold(PIANO_TIMER_PREDICTED);
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -48,7 +48,7 @@ static void unlink_locked(piano_graph_t *g)
 	g->next = g->prev = NULL;
 	g->listed = false;
 	if (atomic_fetch_sub(&nrunning, 1) == 1)
-		piano_timer_release();
+		piano_timer_release(PIANO_TIMER_PREDICTED);
 }
 
 void graph_list_remove(piano_graph_t *g)

@@ -51,7 +51,8 @@ struct piano_engine {
 	 * lock-free as a hint), and what predicts a hold's length (written by
 	 * the threads that take the count from 0 and back). */
 	int timer_fd;
-	_Atomic long timer_holds;
+	_Atomic long timer_holds; /* PIANO_TIMER_PREDICTED holds */
+	_Atomic long timer_sure;  /* the others */
 	pthread_mutex_t timer_lock;
 	_Atomic int timer_armed;
 	uint64_t timer_interval_ns;

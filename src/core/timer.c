@@ -16,10 +16,12 @@
  * does not wake the thread, so a hold taken and dropped within one period
  * costs two system calls in the holder and no wake-up at all.
  *
- * Demand protocol: `timer_holds` counts holds (atomic); the thread whose
- * increment takes it from 0, or whose decrement takes it to 0, takes
- * timer_lock and sets the timerfd from the count it reads under the lock
- * (armed with the period iff > 0). Every transition is followed by such a
+ * Demand protocol: `timer_holds` and `timer_sure` count the predicted and
+ * the other holds (atomic); the thread whose increment takes one from 0,
+ * or whose decrement takes it to 0, takes timer_lock and sets the timerfd
+ * from the counts it reads under the lock (disarmed when both are 0; armed
+ * with the period when one is not, unless a predicted hold was predicted
+ * short). Every transition is followed by such a
  * locked update that reads the count after the transition, so the last
  * update reflects the final count, whatever the interleaving. The timer
  * thread changes the interval (back-off) under the same lock, only while
@@ -78,7 +80,7 @@ static void timer_update(struct piano_engine *e, bool may_arm)
 		pthread_mutex_unlock(&e->timer_lock);
 		return;
 	}
-	bool held = atomic_load(&e->timer_holds) > 0;
+	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
 	bool armed = atomic_load_explicit(&e->timer_armed, memory_order_relaxed);
 	if (held && !armed && may_arm) {
 		e->timer_interval_ns = (uint64_t)e->cfg.timer_period_us * 1000u;
@@ -102,7 +104,8 @@ static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 			break; /* cannot happen on a valid timerfd: stop ticking */
 		if (engine_stopping(e))
 			break;
-		if (atomic_load_explicit(&e->timer_holds, memory_order_relaxed) <= 0) {
+		if (atomic_load_explicit(&e->timer_holds, memory_order_relaxed) <= 0 &&
+		    atomic_load_explicit(&e->timer_sure, memory_order_relaxed) <= 0) {
 			/* Armed by a hold whose release did not see it armed
 			 * yet (or expired just before the release): disarm. */
 			timer_update(e, false);
@@ -259,22 +262,31 @@ static void hold_last(struct piano_engine *e)
 		timer_update(e, false);
 }
 
-static int timer_hold_change(long delta)
+static int timer_hold_change(unsigned flags, long delta)
 {
 	struct piano_engine *e = engine_get();
+	if (flags & ~PIANO_TIMER_PREDICTED)
+		return PIANO_EINVAL;
 	if (!e)
 		return PIANO_ENOTINIT;
-	long before = atomic_load_explicit(&e->timer_holds, memory_order_relaxed);
+	bool predicted = flags & PIANO_TIMER_PREDICTED;
+	_Atomic long *count = predicted ? &e->timer_holds : &e->timer_sure;
+	long before = atomic_load_explicit(count, memory_order_relaxed);
 	do {
 		if (before + delta < 0)
 			return PIANO_ESTATE;
-	} while (!atomic_compare_exchange_weak(&e->timer_holds, &before, before + delta));
-	if (before == 0)
+	} while (!atomic_compare_exchange_weak(count, &before, before + delta));
+	/* seq_cst CAS, then the counts are read again under timer_lock. */
+	if (predicted && before == 0)
 		hold_first(e);
-	else if (before + delta == 0)
+	else if (predicted && before + delta == 0)
 		hold_last(e);
+	else if (before == 0)
+		timer_update(e, true);
+	else if (before + delta == 0 && atomic_load_explicit(&e->timer_armed, memory_order_relaxed))
+		timer_update(e, false);
 	return 0;
 }
 
-PIANO_API int piano_timer_hold(void) { return timer_hold_change(1); }
-PIANO_API int piano_timer_release(void) { return timer_hold_change(-1); }
+PIANO_API int piano_timer_hold(unsigned flags) { return timer_hold_change(flags, 1); }
+PIANO_API int piano_timer_release(unsigned flags) { return timer_hold_change(flags, -1); }

@@ -33,14 +33,14 @@ static bool pending_add(void)
 {
 	if (atomic_fetch_add(&pending, 1) != 0)
 		return false;
-	piano_timer_hold();
+	piano_timer_hold(PIANO_TIMER_PREDICTED);
 	return true;
 }
 
 static void pending_sub(void)
 {
 	if (atomic_fetch_sub(&pending, 1) == 1)
-		piano_timer_release();
+		piano_timer_release(PIANO_TIMER_PREDICTED);
 }
 
 static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_of(r)); }

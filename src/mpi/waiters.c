@@ -90,9 +90,11 @@ static void unlink_op(struct waitop *op)
 		op->next->prev = op->prev;
 	op->linked = false;
 	/* Under wait_lock, as the increment: the timer's hold follows the
-	 * count's transitions in order (track.c says why it is held). */
+	 * count's transitions in order (track.c says why it is held). Not a
+	 * predicted hold: the waiters sleep until the progress task sees their
+	 * requests done, and when every core is busy only the timer runs it. */
 	if (atomic_fetch_sub(&nwaitops, 1) == 1)
-		piano_timer_release();
+		piano_timer_release(0);
 }
 
 static unsigned serve(void)
@@ -132,7 +134,7 @@ void waiters_link(struct waitop *op)
 	wait_head = op;
 	op->linked = true;
 	if (atomic_fetch_add(&nwaitops, 1) == 0)
-		piano_timer_hold();
+		piano_timer_hold(0);
 	pthread_mutex_unlock(&wait_lock);
 }
 

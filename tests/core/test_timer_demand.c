@@ -4,10 +4,13 @@
  * queued task only while a hold is taken (piano_timer_hold), and not after
  * the release; after a streak of short holds, the next hold does not arm
  * the timer (no tick during it), and once that hold has lasted longer than
- * a period the following one arms it again. No idle threads, no helpers:
+ * a period the following one arms it again (PIANO_TIMER_PREDICTED holds);
+ * a hold without that flag always ticks. No idle threads, no helpers:
  * the timer is the only polling point.
  */
 #include "common.h"
+
+#define P PIANO_TIMER_PREDICTED
 
 static atomic_int runs;
 static atomic_int done;
@@ -39,10 +42,10 @@ int main(void)
 	test_setenv("PIANO_BLOCK_HELPERS", "0");
 	test_setenv("PIANO_TIMER_PERIOD_US", "1000");
 	test_setenv("PIANO_TIMER_MODE", "demand");
-	CHECK_RC(piano_timer_hold(), PIANO_ENOTINIT);
+	CHECK_RC(piano_timer_hold(P), PIANO_ENOTINIT);
 	CHECK_OK(piano_init());
 	CHECK_EQ(test_thread_count(PIANO_POINT_TIMER), 1);
-	CHECK_RC(piano_timer_release(), PIANO_ESTATE);
+	CHECK_RC(piano_timer_release(P), PIANO_ESTATE);
 
 	CHECK_OK(piano_ltask_create(cb, NULL, PIANO_LTASK_REPEAT, &t));
 	CHECK_OK(piano_ltask_submit(t));
@@ -52,31 +55,46 @@ int main(void)
 	CHECK(n == 0, "%d runs in 100 ms without a hold (mode queues would tick ~100)", n);
 
 	test_phase("held: the timer ticks");
-	CHECK_OK(piano_timer_hold());
+	CHECK_OK(piano_timer_hold(P));
 	n = runs_during(100);
 	CHECK(n >= 5, "%d runs in 100 ms while held, period 1 ms", n);
 
 	test_phase("released: the timer stops");
-	CHECK_OK(piano_timer_release());
+	CHECK_OK(piano_timer_release(P));
 	test_sleep_us(5000); /* a tick already under way may finish */
 	n = runs_during(100);
 	CHECK(n <= 1, "%d runs in 100 ms after the release", n);
 
 	test_phase("a streak of short holds: the next hold does not arm the timer");
 	for (int i = 0; i < 20; i++) {
-		CHECK_OK(piano_timer_hold());
-		CHECK_OK(piano_timer_release());
+		CHECK_OK(piano_timer_hold(P));
+		CHECK_OK(piano_timer_release(P));
 	}
-	CHECK_OK(piano_timer_hold());
+	CHECK_OK(piano_timer_hold(P));
 	n = runs_during(100);
 	CHECK(n == 0, "%d runs during a hold predicted short", n);
-	CHECK_OK(piano_timer_release());
+	CHECK_OK(piano_timer_release(P));
 
 	test_phase("that hold was long: the next one arms the timer again");
-	CHECK_OK(piano_timer_hold());
+	CHECK_OK(piano_timer_hold(P));
 	n = runs_during(100);
 	CHECK(n >= 5, "%d runs in 100 ms while held after a long hold", n);
-	CHECK_OK(piano_timer_release());
+	CHECK_OK(piano_timer_release(P));
+
+	test_phase("after a streak of short predicted holds, a hold without the flag ticks");
+	for (int i = 0; i < 20; i++) {
+		CHECK_OK(piano_timer_hold(P));
+		CHECK_OK(piano_timer_release(P));
+	}
+	CHECK_OK(piano_timer_hold(0));
+	n = runs_during(100);
+	CHECK(n >= 5, "%d runs in 100 ms while held without PIANO_TIMER_PREDICTED", n);
+	CHECK_RC(piano_timer_release(P), PIANO_ESTATE); /* not the hold's flags */
+	CHECK_RC(piano_timer_hold(2), PIANO_EINVAL);
+	CHECK_OK(piano_timer_release(0));
+	test_sleep_us(5000);
+	n = runs_during(100);
+	CHECK(n <= 1, "%d runs in 100 ms after the release", n);
 
 	test_phase("completing the task");
 	atomic_store(&done, 1);
