@@ -166,6 +166,18 @@ void timer_init(struct piano_engine *e)
 
 void timer_destroy(struct piano_engine *e) { pthread_mutex_destroy(&e->timer_lock); }
 
+/* The timerfd closed (no thread reads it any more). */
+static void timer_close(struct piano_engine *e)
+{
+	if (e->timer_fd < 0)
+		return;
+	pthread_mutex_lock(&e->timer_lock);
+	close(e->timer_fd);
+	e->timer_fd = -1;
+	atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&e->timer_lock);
+}
+
 int timer_start(struct piano_engine *e)
 {
 	if (e->cfg.timer_period_us <= 0)
@@ -192,13 +204,7 @@ int timer_start(struct piano_engine *e)
 	return 0;
 
 undo_fd:
-	if (e->timer_fd >= 0) {
-		pthread_mutex_lock(&e->timer_lock);
-		close(e->timer_fd);
-		e->timer_fd = -1;
-		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
-		pthread_mutex_unlock(&e->timer_lock);
-	}
+	timer_close(e);
 	return PIANO_ESYS;
 }
 
@@ -215,13 +221,7 @@ void timer_stop(struct piano_engine *e)
 		pthread_join(e->timer_thread, NULL);
 	}
 	e->has_timer = 0;
-	if (e->timer_fd >= 0) {
-		pthread_mutex_lock(&e->timer_lock);
-		close(e->timer_fd);
-		e->timer_fd = -1;
-		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
-		pthread_mutex_unlock(&e->timer_lock);
-	}
+	timer_close(e);
 }
 
 /*
