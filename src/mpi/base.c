@@ -4,6 +4,8 @@
 
 #include <piano/settings.h>
 
+#include <stdlib.h>
+
 struct pmpi_state pmpi_g;
 
 long pmpi_setting_text(const char *name, char *text, size_t len, int *source)
@@ -11,11 +13,13 @@ long pmpi_setting_text(const char *name, char *text, size_t len, int *source)
 	long v = 0;
 	int rc = piano_setting_read(name, &v, text, len, source);
 	if (rc) {
-		pmpi_warn("cannot read %s: %s; aborting", name, piano_strerror(rc));
-		PMPI_Abort(MPI_COMM_WORLD, 1);
+		pmpi_warn("cannot read %s: %s; exiting", name, piano_strerror(rc));
+		pmpi_die();
 	}
 	return v;
 }
+
+void pmpi_die(void) { exit(1); }
 
 long pmpi_setting(const char *name, int *source)
 {

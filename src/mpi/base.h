@@ -58,10 +58,18 @@ extern struct pmpi_state pmpi_g;
 /* A registered setting of either layer (live after piano_init, from the
  * environment before); `source` (PIANO_SOURCE_*) may be NULL; a text
  * setting's value goes to `text` (len bytes) when it is not NULL. An invalid
- * value aborts the job after the registry named the variable and its
+ * value ends the job (pmpi_die) after the registry named the variable and its
  * accepted values: no rank can run with it. */
 long pmpi_setting(const char *name, int *source);
 long pmpi_setting_text(const char *name, char *text, size_t len, int *source);
+
+/* Ends the process after a set-up error was reported (pmpi_warn): exit(1),
+ * not PMPI_Abort. On an abort MPICH's launcher kills the job before its
+ * proxies drained the ranks' stderr, and the line that says what is wrong
+ * was lost in 5 of 20 runs; after a plain non-zero exit both MPIs' launchers
+ * read the rank's output to its end, then end the whole job
+ * (mpi.<mpi>.fatal_output). */
+_Noreturn void pmpi_die(void);
 
 /* count elements of type in bytes: 0, or -1 when the MPI cannot say. */
 int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);

@@ -118,9 +118,9 @@ static void blocking_setup(void)
 	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", NULL);
 	if (mode == PMPI_BLOCKING_BLOCK && (helpers < 1 || !pmpi_g.threaded)) {
 		pmpi_warn("PIANO_MPI_BLOCKING=block needs background progress and "
-		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); aborting",
+		          "PIANO_BLOCK_HELPERS >= 1 (it is %ld); exiting",
 		          helpers);
-		PMPI_Abort(MPI_COMM_WORLD, 1);
+		pmpi_die();
 	}
 	if (!pmpi_g.threaded || helpers < 1 || mode == PMPI_BLOCKING_TIMER)
 		return;
@@ -148,8 +148,8 @@ static void placement(struct overrides *o)
 	pmpi_setting("PIANO_BIND_CPUS", &bind_src);
 	if (bind_src != PIANO_SOURCE_DEFAULT) {
 		pmpi_warn("PIANO_MPI_CPU_LIST and PIANO_BIND_CPUS are both set: set only one; "
-		          "aborting");
-		PMPI_Abort(MPI_COMM_WORLD, 1);
+		          "exiting");
+		pmpi_die();
 	}
 	int n = 1;
 	for (const char *p = list; *p; p++)
@@ -234,7 +234,7 @@ static void setup(int real)
 	snprintf(tag, sizeof(tag), "rank %d", rank);
 	warn_set_tag(tag); /* before piano_init starts any thread */
 	if (register_settings())
-		PMPI_Abort(MPI_COMM_WORLD, 1);
+		pmpi_die();
 	struct overrides o = { .n = 0 };
 	local_rank();
 	placement(&o);
@@ -269,10 +269,10 @@ static void setup(int real)
 		rc = piano_init_with(o.ov, o.n);
 	}
 	if (rc) {
-		pmpi_warn("piano_init failed: %s; aborting%s%s", piano_strerror(rc),
+		pmpi_warn("piano_init failed: %s; exiting%s%s", piano_strerror(rc),
 		          rc == PIANO_ECONFIG ? " (fix the setting reported above)" : "",
 		          pmpi_warn_hint);
-		PMPI_Abort(MPI_COMM_WORLD, 1);
+		pmpi_die();
 	}
 	int nidle = 0, ntimer = 0;
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
@@ -284,8 +284,8 @@ static void setup(int real)
 	cvar_close();
 	rc = progress_setup();
 	if (rc) {
-		pmpi_warn("cannot create the progress task: %s; aborting", piano_strerror(rc));
-		PMPI_Abort(MPI_COMM_WORLD, 1);
+		pmpi_warn("cannot create the progress task: %s; exiting", piano_strerror(rc));
+		pmpi_die();
 	}
 	blocking_setup();
 	pmpi_g.ready = 1;
@@ -322,12 +322,11 @@ static int piano_thread_request(void)
 		                      [PMPI_LEVEL_SERIALIZED] = MPI_THREAD_SERIALIZED,
 		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE };
 	long choice = 0;
-	/* MPI is not initialised yet: no PMPI_Abort possible; the registry
-	 * said what is wrong. */
+	/* The registry said what is wrong. */
 	if (register_settings() ||
 	    piano_setting_read("PIANO_MPI_THREAD_LEVEL", &choice, NULL, 0, NULL)) {
 		pmpi_warn("exiting");
-		exit(1);
+		pmpi_die();
 	}
 	return levels[choice];
 }
