@@ -17,7 +17,8 @@
  * Tags: the caller chooses them, and the graph's messages travel on the
  * caller's communicator; keeping them apart from the application's own
  * traffic is the caller's job (a communicator of its own for the graph).
- * Isolation by piano is the next step (docs/coll.md, "What is left").
+ * (piano's own collectives, PIANO_COLL, run on a duplicate of theirs:
+ * docs/coll.md, "Collectives".)
  */
 #ifndef PIANO_GRAPH_H
 #define PIANO_GRAPH_H

@@ -111,18 +111,31 @@ int piano_graph_add_recv(piano_graph_t *g, void *buf, int count, MPI_Datatype ty
 	return add_p2p(g, NODE_RECV, buf, count, type, peer, tag, node);
 }
 
-int piano_graph_add_calc(piano_graph_t *g, piano_graph_fn fn, void *arg, int *node)
+/* A CALC or POLL node: a function of the graph's maker and its argument. */
+static int add_fn(piano_graph_t *g, enum node_kind kind, int (*fn)(void *), void *arg, int *node)
 {
 	if (!g || !fn)
 		return PIANO_EINVAL;
 	if (!building(g))
 		return PIANO_ESTATE;
-	struct graph_node *n = node_new(g, NODE_CALC);
+	struct graph_node *n = node_new(g, kind);
 	if (!n)
 		return PIANO_ENOMEM;
 	n->u.calc.fn = fn;
 	n->u.calc.arg = arg;
+	if (kind == NODE_POLL)
+		g->npoll++;
 	return node_added(g, node);
+}
+
+int piano_graph_add_calc(piano_graph_t *g, piano_graph_fn fn, void *arg, int *node)
+{
+	return add_fn(g, NODE_CALC, fn, arg, node);
+}
+
+int graph_add_poll(piano_graph_t *g, graph_poll_fn fn, void *arg, int *node)
+{
+	return add_fn(g, NODE_POLL, fn, arg, node);
 }
 
 int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *inout, int count,
@@ -204,7 +217,8 @@ static void commit_undo(piano_graph_t *g)
 	free(g->statuses);
 	free(g->stack);
 	free(g->pack);
-	g->succ = g->req_node = g->idx = g->stack = NULL;
+	free(g->polls);
+	g->succ = g->req_node = g->idx = g->stack = g->polls = NULL;
 	g->reqs = NULL;
 	g->statuses = NULL;
 	g->pack = NULL;
@@ -245,9 +259,11 @@ int piano_graph_commit(piano_graph_t *g)
 	g->req_node = malloc((nr ? nr : 1) * sizeof(int));
 	g->idx = malloc((nr ? nr : 1) * sizeof(int));
 	g->statuses = malloc((nr ? nr : 1) * sizeof(MPI_Status));
+	g->polls = malloc((g->npoll ? (size_t)g->npoll : 1) * sizeof(int));
 	int *left = malloc((nn ? nn : 1) * sizeof(int));
 	int rc = PIANO_ENOMEM;
-	if (!g->succ || !g->stack || !g->reqs || !g->req_node || !g->idx || !g->statuses || !left)
+	if (!g->succ || !g->stack || !g->reqs || !g->req_node || !g->idx || !g->statuses ||
+	    !g->polls || !left)
 		goto err_arrays;
 
 	/* Successor lists, flat: count, prefix sums, fill. */

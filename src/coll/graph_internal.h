@@ -31,7 +31,18 @@ enum graph_state {
 	GRAPH_FAILED,    /* a node failed; its error is in err_code/err_node */
 };
 
-enum node_kind { NODE_SEND, NODE_RECV, NODE_CALC, NODE_REDUCE, NODE_COPY };
+enum node_kind { NODE_SEND, NODE_RECV, NODE_CALC, NODE_REDUCE, NODE_COPY, NODE_POLL };
+
+/* A POLL node's condition (graph_add_poll()): 1 when met, 0 not yet (asked
+ * again at each step), or an MPI error code made negative to fail the
+ * graph. Runs under the graph's lock, must not block. */
+typedef int (*graph_poll_fn)(void *arg);
+
+/* Called once per run by the thread that ended it, after the graph is off
+ * the running list, its final state published and every lock of the engine
+ * released: it may call the MPI (MPI_Grequest_complete: MPICH runs it under
+ * its global lock, which a thread about to free the graph may hold). */
+typedef void (*graph_ended_fn)(void *arg);
 
 struct graph_node {
 	enum node_kind kind;
@@ -43,9 +54,9 @@ struct graph_node {
 			int slot; /* index in reqs[] */
 		} p2p;
 		struct {
-			piano_graph_fn fn;
+			int (*fn)(void *arg); /* piano_graph_fn, or graph_poll_fn */
 			void *arg;
-		} calc;
+		} calc; /* CALC and POLL nodes */
 		struct {
 			const void *in;
 			void *inout;
@@ -93,9 +104,15 @@ struct piano_graph {
 	int *stack;           /* nnodes: nodes ready to run */
 	void *pack;           /* COPY nodes' staging buffer */
 	int pack_size;
+	int *polls; /* npoll: POLL nodes whose condition is not met yet */
+	int npoll;
+
+	/* set before start by the graph's maker (src/coll/coll_op.c) */
+	graph_ended_fn ended_fn;
+	void *ended_arg;
 
 	/* run (under lock) */
-	int nstack, ndone, nactive;
+	int nstack, ndone, nactive, npolling;
 	int err_code, err_node;
 	int ending; /* final state once the run has ended, 0 before */
 
@@ -110,6 +127,25 @@ struct piano_graph {
  * once graph_ended(), the caller takes g off the running list, then
  * graph_publish()es the final state. */
 void graph_arm(piano_graph_t *g);
+/* Internal node kind: finished once fn(arg) says its condition is met. */
+int graph_add_poll(piano_graph_t *g, graph_poll_fn fn, void *arg, int *node);
+
+/* The maker's hook of a run that ended, read under g->lock before the final
+ * state is published (after that the graph may be freed by its owner) and
+ * called once every lock is released; fn NULL for none. */
+struct graph_end {
+	graph_ended_fn fn;
+	void *arg;
+};
+static inline struct graph_end graph_end_of(const piano_graph_t *g)
+{
+	return (struct graph_end){ g->ended_fn, g->ended_arg };
+}
+static inline void graph_end_call(struct graph_end e)
+{
+	if (e.fn)
+		e.fn(e.arg);
+}
 unsigned graph_advance(piano_graph_t *g);
 bool graph_ended(const piano_graph_t *g);
 void graph_publish(piano_graph_t *g);

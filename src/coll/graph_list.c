@@ -62,22 +62,30 @@ long graphs_running(void) { return atomic_load(&nrunning); }
 
 unsigned graphs_progress(void)
 {
+	enum { MAX_ENDS = 16 };
+	struct graph_end ends[MAX_ENDS];
+	int nends = 0;
 	if (!atomic_load_explicit(&nrunning, memory_order_relaxed))
 		return 0;
 	if (pthread_mutex_trylock(&list_lock))
 		return 0; /* another thread is at it, or a graph starts or ends */
 	unsigned work = 0;
-	for (piano_graph_t *g = head, *next; g; g = next) {
+	/* Stops when the hooks' array is full: the rest waits for the next
+	 * step, after the hooks ran outside every lock. */
+	for (piano_graph_t *g = head, *next; g && nends < MAX_ENDS; g = next) {
 		next = g->next;
 		if (pthread_mutex_trylock(&g->lock))
 			continue; /* its owner's thread advances it right now */
 		work += graph_advance(g);
 		if (graph_ended(g)) {
+			ends[nends++] = graph_end_of(g);
 			unlink_locked(g);
 			graph_publish(g);
 		}
 		pthread_mutex_unlock(&g->lock);
 	}
 	pthread_mutex_unlock(&list_lock);
+	for (int i = 0; i < nends; i++)
+		graph_end_call(ends[i]);
 	return work;
 }

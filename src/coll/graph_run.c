@@ -11,14 +11,18 @@
 
 #include <pthread.h>
 
-/* A step from the application's thread, under g->lock. */
-static void step(piano_graph_t *g)
+/* A step from the application's thread, under g->lock; the maker's hook
+ * of a run it ended, for the caller to call once unlocked. */
+static struct graph_end step(piano_graph_t *g)
 {
+	struct graph_end end = { NULL, NULL };
 	graph_advance(g);
 	if (graph_ended(g)) {
+		end = graph_end_of(g);
 		graph_list_remove(g);
 		graph_publish(g);
 	}
+	return end;
 }
 
 int piano_graph_start(piano_graph_t *g)
@@ -36,8 +40,9 @@ int piano_graph_start(piano_graph_t *g)
 	 * finishing unlinks it. The list's lock orders the counts stored above
 	 * before any step of the progress task. */
 	graph_list_add(g);
-	step(g);
+	struct graph_end end = step(g);
 	pthread_mutex_unlock(&g->lock);
+	graph_end_call(end);
 	progress_kick();
 	return 0;
 }
@@ -59,8 +64,9 @@ int piano_graph_test(piano_graph_t *g, int *flag)
 	if (st == GRAPH_BUILD || st == GRAPH_READY)
 		return PIANO_ESTATE;
 	if (st == GRAPH_RUNNING && pthread_mutex_trylock(&g->lock) == 0) {
-		step(g);
+		struct graph_end end = step(g);
 		pthread_mutex_unlock(&g->lock);
+		graph_end_call(end);
 		st = atomic_load_explicit(&g->state, memory_order_acquire);
 	}
 	if (st == GRAPH_RUNNING) {
@@ -83,8 +89,9 @@ int piano_graph_wait(piano_graph_t *g)
 	/* The waiting thread drives its graph itself, as an MPI wait does. */
 	while (st == GRAPH_RUNNING) {
 		pthread_mutex_lock(&g->lock);
-		step(g);
+		struct graph_end end = step(g);
 		pthread_mutex_unlock(&g->lock);
+		graph_end_call(end);
 		st = atomic_load_explicit(&g->state, memory_order_acquire);
 	}
 	return graph_result(g, st);

@@ -54,6 +54,7 @@ static void graph_fail(piano_graph_t *g, int node, int code)
 	}
 	g->nactive = 0;
 	g->nstack = 0;
+	g->npolling = 0;
 	graph_finish(g, GRAPH_FAILED);
 }
 
@@ -77,6 +78,14 @@ static int node_run(piano_graph_t *g, int node)
 			g->nactive++;
 		return rc;
 	case NODE_CALC: rc = n->u.calc.fn(n->u.calc.arg); break;
+	case NODE_POLL:
+		rc = n->u.calc.fn(n->u.calc.arg);
+		if (rc == 0) {
+			g->polls[g->npolling++] = node; /* asked again at each step */
+			return 0;
+		}
+		rc = rc > 0 ? 0 : -rc;
+		break;
 	case NODE_REDUCE:
 		/* MPI_Reduce_local of zero elements is valid; a zero-count node
 		 * still orders its neighbours. */
@@ -85,6 +94,13 @@ static int node_run(piano_graph_t *g, int node)
 		break;
 	case NODE_COPY: {
 		int pos = 0, upos = 0;
+		/* Nothing to copy in a graph whose COPY nodes pack to 0 bytes:
+		 * there is no staging buffer, and Open MPI's MPI_Pack rejects a
+		 * NULL one even for 0 elements. */
+		if (!g->pack_size) {
+			rc = MPI_SUCCESS;
+			break;
+		}
 		rc = PMPI_Pack(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
 		               g->pack_size, &pos, MPI_COMM_SELF);
 		if (rc == MPI_SUCCESS)
@@ -114,11 +130,34 @@ static bool run_ready(piano_graph_t *g, unsigned *work)
 	return true;
 }
 
+/* Asks the waiting POLL nodes again. Returns false if one failed. */
+static bool poll_waiting(piano_graph_t *g, unsigned *work)
+{
+	for (int i = 0; i < g->npolling;) {
+		int node = g->polls[i];
+		int rc = g->nodes[node].u.calc.fn(g->nodes[node].u.calc.arg);
+		if (rc == 0) {
+			i++;
+			continue;
+		}
+		if (rc < 0) {
+			graph_fail(g, node, -rc);
+			return false;
+		}
+		g->polls[i] = g->polls[--g->npolling];
+		node_done(g, node);
+		(*work)++;
+	}
+	return true;
+}
+
 unsigned graph_advance(piano_graph_t *g)
 {
 	unsigned work = 0;
 	if (atomic_load_explicit(&g->state, memory_order_relaxed) != GRAPH_RUNNING || g->ending)
 		return 0;
+	if (g->npolling && !poll_waiting(g, &work))
+		return work;
 	if (g->nactive) {
 		int out = 0;
 		int rc = PMPI_Testsome(g->nreq, g->reqs, &out, g->idx, g->statuses);
@@ -147,7 +186,7 @@ unsigned graph_advance(piano_graph_t *g)
 
 void graph_arm(piano_graph_t *g)
 {
-	g->ndone = g->nactive = g->nstack = 0;
+	g->ndone = g->nactive = g->nstack = g->npolling = 0;
 	g->ending = 0;
 	g->err_code = 0;
 	g->err_node = -1;

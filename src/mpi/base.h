@@ -41,6 +41,8 @@ struct pmpi_state {
 	piano_ltask_t *progress;
 	int stats;
 	uint64_t linger_ns;   /* PIANO_MPI_LINGER_US */
+	unsigned coll_graph;  /* PIANO_COLL: collectives run as graphs (pmpi_coll_bit) */
+	long coll_segment;    /* PIANO_COLL_SEGMENT */
 	const char *blocking; /* PIANO_MPI_BLOCKING: auto, timer or block */
 	int watching;         /* the socket watcher runs */
 	int local_rank, local_size;
@@ -48,7 +50,7 @@ struct pmpi_state {
 	int oversubscribed; /* local_size > node_cpus: no idle threads (init.c) */
 	_Atomic int finalizing;
 	/* counters */
-	_Atomic uint64_t tracked, bypassed, delegated_waits;
+	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;
 };
 
 /* Written by set-up (init.c) under its lock before `ready` is published;

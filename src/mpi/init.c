@@ -5,6 +5,7 @@
  */
 #include "init.h"
 #include "base.h"
+#include "coll_shadow.h"
 #include "cvar.h"
 #include "eager.h"
 #include "preload.h"
@@ -280,6 +281,12 @@ static void setup(int real)
 	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
+	char coll[256];
+	pmpi_setting_text("PIANO_COLL", coll, sizeof(coll), NULL);
+	char why[128];
+	if (pmpi_coll_parse(coll, &pmpi_g.coll_graph, why, sizeof(why))) /* checked already */
+		pmpi_g.coll_graph = 0;
+	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	cvar_close();
 	rc = progress_setup();
@@ -372,12 +379,14 @@ static void print_stats(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
-	        "delegated waits %llu, eager limit %ld B (%s), background progress %s, "
+	        "delegated waits %llu, graph collectives %llu, eager limit %ld B (%s), background "
+	        "progress %s, "
 	        "socket watcher %s (PIANO_MPI_BLOCKING=%s), %s (%d local ranks, %d CPUs)\n",
 	        rank, pmpi_g.local_rank, pmpi_g.local_size,
 	        (unsigned long long)atomic_load(&pmpi_g.tracked),
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
-	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits), pmpi_g.eager_limit,
+	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_colls), pmpi_g.eager_limit,
 	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off", pmpi_g.watching ? "on" : "off",
 	        pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
@@ -415,6 +424,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		 * PMPI_Finalize itself as the standard requires. */
 		watch_shutdown();
 		progress_shutdown();
+		coll_shadow_reap();
 		if (pmpi_g.stats)
 			print_stats();
 		piano_finalize();

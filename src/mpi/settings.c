@@ -40,6 +40,59 @@ static int check_cpu_list(const char *value, long number, char *why, size_t len)
 	return rc;
 }
 
+static const struct {
+	const char *name;
+	unsigned bit;
+} coll_names[] = { { "ibarrier", PMPI_COLL_IBARRIER },
+	           { "ibcast", PMPI_COLL_IBCAST },
+	           { "iallreduce", PMPI_COLL_IALLREDUCE } };
+enum { NCOLL = sizeof(coll_names) / sizeof(coll_names[0]) };
+
+int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
+{
+	if (!strcmp(value, "native")) {
+		*mask = 0;
+		return 0;
+	}
+	unsigned all = 0;
+	for (int i = 0; i < NCOLL; i++)
+		all |= coll_names[i].bit;
+	if (!strcmp(value, "graph")) {
+		*mask = all;
+		return 0;
+	}
+	if (strncmp(value, "graph:", 6) || !value[6]) {
+		snprintf(why, len, "not native, graph or graph:LIST");
+		return -1;
+	}
+	unsigned m = 0;
+	for (const char *p = value + 6;;) {
+		size_t n = strcspn(p, ",");
+		int found = -1;
+		for (int i = 0; i < NCOLL; i++)
+			if (strlen(coll_names[i].name) == n && !strncmp(p, coll_names[i].name, n))
+				found = i;
+		if (found < 0) {
+			snprintf(why, len, "'%.*s' is not one of ibarrier, ibcast, iallreduce",
+			         (int)(n < 64 ? n : 64), p);
+			return -1;
+		}
+		m |= coll_names[found].bit;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*mask = m;
+	return 0;
+}
+
+static int check_coll(const char *value, long number, char *why, size_t len)
+{
+	(void)number;
+	unsigned mask;
+	return pmpi_coll_parse(value, &mask, why, len);
+}
+
 const struct piano_setting_spec pmpi_settings_table[] = {
 	{ "PIANO_MPI_THREAD_LEVEL", PIANO_SETTING_CHOICE, "multiple", 0, 0,
 	  "single,funneled,serialized,multiple", NULL, NULL,
@@ -62,6 +115,19 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Messages up to this size in bytes are not tracked (the MPI sends them at once). "
 	  "Empty: detected from the MPI's own settings (MPI_T control variables, "
 	  "`UCX_RNDV_THRESH`); `PIANO_STATS=1` prints the value and where it came from." },
+	{ "PIANO_COLL", PIANO_SETTING_TEXT, "native", 0, 0, NULL,
+	  "`native`, `graph`, or `graph:` and a comma-separated list of ibarrier, ibcast, "
+	  "iallreduce",
+	  check_coll,
+	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
+	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
+	  "`MPI_Iallreduce`), `graph:ibcast,iallreduce` = those. Graphs need background "
+	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
+	  "run. Must be the same on every rank." },
+	{ "PIANO_COLL_SEGMENT", PIANO_SETTING_INT, "65536", 1024, 1073741824L, NULL, NULL, NULL,
+	  "Pipeline segment of the graph collectives, in bytes: a message is cut into segments "
+	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "
+	  "the same on every rank." },
 	{ "PIANO_MPI_LIBDIR", PIANO_SETTING_TEXT, "", 0, 0, NULL, "empty, or a directory", NULL,
 	  "Read by `piano-run` only: the directory it takes `libpiano-mpi-<mpi>.so` from. "
 	  "Empty: the directory the build or the installation put them in." },

@@ -9,12 +9,29 @@
 
 #include <piano/settings.h>
 
+#include <stddef.h>
+
 #define PMPI_LAYER "mpi"
 
 /* Indices of PIANO_MPI_THREAD_LEVEL's and PIANO_MPI_BLOCKING's choices. */
-enum pmpi_thread_choice { PMPI_LEVEL_SINGLE, PMPI_LEVEL_FUNNELED, PMPI_LEVEL_SERIALIZED,
-	                  PMPI_LEVEL_MULTIPLE };
+enum pmpi_thread_choice {
+	PMPI_LEVEL_SINGLE,
+	PMPI_LEVEL_FUNNELED,
+	PMPI_LEVEL_SERIALIZED,
+	PMPI_LEVEL_MULTIPLE
+};
 enum pmpi_blocking_choice { PMPI_BLOCKING_AUTO, PMPI_BLOCKING_TIMER, PMPI_BLOCKING_BLOCK };
+
+/* The collectives PIANO_COLL can run as graphs (bits of a mask). */
+enum pmpi_coll_bit {
+	PMPI_COLL_IBARRIER = 1u << 0,
+	PMPI_COLL_IBCAST = 1u << 1,
+	PMPI_COLL_IALLREDUCE = 1u << 2
+};
+
+/* PIANO_COLL's value as a mask of pmpi_coll_bit: 0, or -1 with the reason
+ * in why (len bytes). */
+int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len);
 
 extern const struct piano_setting_spec pmpi_settings_table[];
 extern const int pmpi_settings_count;

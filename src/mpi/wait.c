@@ -6,6 +6,8 @@
  * learns which tracked requests it completed.
  */
 #include "base.h"
+#include "coll_op.h"
+#include "graph_list.h"
 #include "init.h"
 #include "track.h"
 #include "waitop.h"
@@ -60,14 +62,37 @@ static const MPI_Status *by_index(MPI_Status *statuses)
 	return statuses == MPI_STATUSES_IGNORE ? NULL : statuses;
 }
 
+/*
+ * A completion call on the request of a graph collective (coll_op.h)
+ * advances the running graphs itself between the MPI's tests, as the MPI's
+ * own wait drives its schedules: left to piano's threads, a graph waited
+ * for while every core computes would take a timer period per step. The
+ * waits become loops of the matching test, whose results are the wait's.
+ */
+static bool drives_graphs(const MPI_Request *reqs, int n)
+{
+	return n > 0 && coll_op_among(reqs, n);
+}
+
 PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	pmpi_ensure();
 	struct saved s;
 	save(&s, req, 1);
+	int rc;
+	if (drives_graphs(req, 1)) {
+		for (int flag = 0; !flag;) {
+			graphs_progress();
+			rc = PMPI_Test(req, &flag, status);
+			if (rc != MPI_SUCCESS)
+				break;
+		}
+		settle(&s, rc, req, 1, NULL, 1, NULL);
+		return rc;
+	}
 	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req };
 	enum wait_mode mode = wait_enter(&op);
-	int rc = PMPI_Wait(req, status);
+	rc = PMPI_Wait(req, status);
 	wait_leave(mode);
 	settle(&s, rc, req, 1, NULL, 1, NULL);
 	return rc;
@@ -78,9 +103,20 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
+	int rc;
+	if (drives_graphs(reqs, n)) {
+		for (int flag = 0; !flag;) {
+			graphs_progress();
+			rc = PMPI_Testall(n, reqs, &flag, statuses);
+			if (rc != MPI_SUCCESS)
+				break;
+		}
+		settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
+		return rc;
+	}
 	struct waitop op = { .kind = WAIT_ALL, .n = n, .reqs = reqs };
 	enum wait_mode mode = wait_enter(&op);
-	int rc = PMPI_Waitall(n, reqs, statuses);
+	rc = PMPI_Waitall(n, reqs, statuses);
 	wait_leave(mode);
 	settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 	return rc;
@@ -91,10 +127,20 @@ PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *s
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
-	struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
-	enum wait_mode mode = wait_enter(&op);
-	int rc = PMPI_Waitany(n, reqs, index, status);
-	wait_leave(mode);
+	int rc;
+	if (drives_graphs(reqs, n)) {
+		for (int flag = 0; !flag;) {
+			graphs_progress();
+			rc = PMPI_Testany(n, reqs, index, &flag, status);
+			if (rc != MPI_SUCCESS)
+				break;
+		}
+	} else {
+		struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
+		enum wait_mode mode = wait_enter(&op);
+		rc = PMPI_Waitany(n, reqs, index, status);
+		wait_leave(mode);
+	}
 	settle(&s, rc, reqs, n, index, ok_count(rc, *index != MPI_UNDEFINED), NULL);
 	return rc;
 }
@@ -105,11 +151,20 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
-	struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
-	enum wait_mode mode = wait_enter(&op);
-	int rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-	wait_leave(mode);
-	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount), NULL);
+	int rc;
+	if (drives_graphs(reqs, n)) {
+		do {
+			graphs_progress();
+			rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
+		} while (rc == MPI_SUCCESS && *outcount == 0);
+	} else {
+		struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
+		enum wait_mode mode = wait_enter(&op);
+		rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+		wait_leave(mode);
+	}
+	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount),
+	       NULL);
 	return rc;
 }
 
@@ -118,6 +173,8 @@ PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	pmpi_ensure();
 	struct saved s;
 	save(&s, req, 1);
+	if (drives_graphs(req, 1))
+		graphs_progress();
 	int rc = PMPI_Test(req, flag, status);
 	settle(&s, rc, req, 1, NULL, ok_count(rc, *flag != 0), NULL);
 	return rc;
@@ -128,17 +185,20 @@ PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sta
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
+	if (drives_graphs(reqs, n))
+		graphs_progress();
 	int rc = PMPI_Testall(n, reqs, flag, statuses);
 	settle(&s, rc, reqs, n, NULL, ok_count(rc, *flag ? n : 0), by_index(statuses));
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
-                            MPI_Status *status)
+PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
+	if (drives_graphs(reqs, n))
+		graphs_progress();
 	int rc = PMPI_Testany(n, reqs, index, flag, status);
 	settle(&s, rc, reqs, n, index, ok_count(rc, *flag && *index != MPI_UNDEFINED), NULL);
 	return rc;
@@ -150,8 +210,11 @@ PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indic
 	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
+	if (drives_graphs(reqs, n))
+		graphs_progress();
 	int rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
-	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount), NULL);
+	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount),
+	       NULL);
 	return rc;
 }
 

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * piano's non-blocking collectives as graphs (docs/coll.md, "Collectives"):
+ * one builder per collective, each building its algorithm's graph on an
+ * operation (coll_op.h) and starting it. Arguments are the MPI call's,
+ * already checked by the caller (coll.c) as the MPI would; `segment` is
+ * the pipeline's segment in bytes (PIANO_COLL_SEGMENT). Return an MPI error
+ * code; *request is the operation's request on success.
+ */
+#ifndef PIANO_COLL_ALGO_H
+#define PIANO_COLL_ALGO_H
+
+#include <mpi.h>
+
+int coll_ibarrier(MPI_Comm comm, MPI_Request *request);
+int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
+                MPI_Request *request);
+int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm, long segment, MPI_Request *request);
+
+/* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
+ * vr's parent (-1 for the root) and its children, the largest subtree
+ * first; returns the number of children (at most 31). */
+int coll_tree(int vr, int size, int *parent, int children[32]);
+
+/* Segments of count elements of at most `segment` bytes each (at least one
+ * element a segment, at most `max` segments; 1 for count 0). */
+int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_count);
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPI_Iallreduce as a graph: a reduction up a binomial tree to rank 0,
+ * then a broadcast down the same tree, both pipelined in segments. Each
+ * segment moves on its own: segment j is sent up as soon as its children's
+ * parts are reduced, and down as soon as it arrived, while other segments
+ * are still on the way up.
+ *
+ * Order of operands (non-commutative operations): rank r's subtree is the
+ * ranks [r, r + low); its children are taken in increasing distance, each
+ * covering the ranks right after those already reduced, and each
+ * reduction computes acc op child (MPI_Reduce_local(acc, child) leaves it
+ * in the child's buffer, which then holds the accumulated value): the
+ * result is the operation over the ranks in increasing order, as MPI
+ * requires. Buffers: one scratch buffer per child, the full count each.
+ */
+#include "coll_algo.h"
+#include "coll_op.h"
+
+#include <stdint.h>
+
+struct layout {
+	MPI_Aint extent, span, shift; /* span: bytes of count elements; shift: -true_lb */
+};
+
+static struct layout layout_of(MPI_Datatype type, int count)
+{
+	struct layout l;
+	MPI_Aint lb, tlb, text;
+	PMPI_Type_get_extent(type, &lb, &l.extent);
+	PMPI_Type_get_true_extent(type, &tlb, &text);
+	l.span = count > 0 ? text + (MPI_Aint)(count - 1) * l.extent : 0;
+	l.shift = -tlb;
+	return l;
+}
+
+#define ADD(call)                                  \
+	do {                                       \
+		if (rc == MPI_SUCCESS)             \
+			rc = coll_mpi_error(call); \
+	} while (0)
+
+int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+                    MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct layout l = layout_of(type, count);
+	int in_place = sendbuf == MPI_IN_PLACE;
+	const char *mine = in_place ? recvbuf : sendbuf;
+	int parent, children[32];
+	int nchild = coll_tree(op->rank, op->size, &parent, children);
+	char *tmp = NULL;
+	if (nchild > 0) {
+		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nchild);
+		if (!tmp) {
+			coll_op_abandon(op);
+			return MPI_ERR_NO_MEM;
+		}
+	}
+	int seg = 0;
+	int nseg = coll_segments(count, type, segment, op->ntags / 2, &seg);
+	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
+		MPI_Aint off = (MPI_Aint)j * seg * l.extent;
+		int n = count - j * seg < seg ? count - j * seg : seg;
+		int up = op->tag + 2 * j, down = up + 1;
+		/* Up: acc is the segment's running value (whose node last wrote
+		 * it, -1 for none). Children in increasing distance. */
+		const char *acc = mine + off;
+		int acc_node = -1;
+		for (int c = nchild - 1; c >= 0 && rc == MPI_SUCCESS; c--) {
+			char *t = tmp + (size_t)l.span * (size_t)c + l.shift + off;
+			int r = -1, red = -1;
+			ADD(piano_graph_add_recv(op->g, t, n, type, children[c], up, &r));
+			ADD(piano_graph_add_reduce(op->g, acc, t, n, type, mop, &red));
+			ADD(piano_graph_add_edge(op->g, r, red));
+			if (acc_node >= 0)
+				ADD(piano_graph_add_edge(op->g, acc_node, red));
+			acc = t;
+			acc_node = red;
+		}
+		/* The segment's result in recvbuf: received from the parent, or
+		 * (at rank 0) copied from acc. `have` is the node after which
+		 * recvbuf's segment holds it (-1: from the start). */
+		char *res = (char *)recvbuf + off;
+		int have = -1;
+		if (parent >= 0) {
+			int s = -1;
+			ADD(piano_graph_add_send(op->g, acc, n, type, parent, up, &s));
+			if (acc_node >= 0)
+				ADD(piano_graph_add_edge(op->g, acc_node, s));
+			ADD(piano_graph_add_recv(op->g, res, n, type, parent, down, &have));
+			/* In place, recvbuf is this rank's operand: the result may
+			 * land there only once the segment went up. */
+			if (in_place)
+				ADD(piano_graph_add_edge(op->g, s, have));
+		} else if (acc != res) {
+			ADD(piano_graph_add_copy(op->g, acc, n, type, res, n, type, &have));
+			if (acc_node >= 0)
+				ADD(piano_graph_add_edge(op->g, acc_node, have));
+		} else {
+			have = acc_node;
+		}
+		for (int c = 0; c < nchild && rc == MPI_SUCCESS; c++) {
+			int s = -1;
+			ADD(piano_graph_add_send(op->g, res, n, type, children[c], down, &s));
+			if (have >= 0)
+				ADD(piano_graph_add_edge(op->g, have, s));
+		}
+	}
+	if (rc != MPI_SUCCESS) {
+		coll_op_abandon(op);
+		return rc;
+	}
+	return coll_op_start(op, request);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A collective operation run as a graph (coll_op.c): the graph on the
+ * communicator's shadow, its scratch memory, and the MPI_Request the
+ * application gets, a generalized request the graph's end completes.
+ *
+ * A builder (coll_bcast.c, ...) begins an operation, adds the nodes of its
+ * algorithm with tags op->tag .. op->tag + op->ntags - 1, and starts it:
+ *
+ *   struct coll_op *op;
+ *   rc = coll_op_begin(comm, &op);          MPI error code
+ *   ... piano_graph_add_*(op->g, ...) ...
+ *   rc = coll_op_start(op, request);        MPI error code; op is gone either way
+ *
+ * or coll_op_abandon(op) on an error before the start. Why a generalized
+ * request: it is an MPI_Request like any other, accepted by every
+ * completion call alone or in arrays with the application's requests, with
+ * a status the MPI fills from query_fn; its cost is one MPI_Grequest_start
+ * per operation and the completion calls that drive graphs (wait.c).
+ */
+#ifndef PIANO_COLL_OP_H
+#define PIANO_COLL_OP_H
+
+#include <mpi.h>
+#include <piano/graph.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct coll_shadow;
+
+struct coll_op {
+	piano_graph_t *g;
+	struct coll_shadow *sh;
+	int rank, size; /* in the communicator */
+	int tag, ntags; /* the operation's tags: tag .. tag + ntags - 1 */
+	void *scratch;  /* coll_op_scratch() */
+	MPI_Request req;
+};
+
+int coll_op_begin(MPI_Comm comm, struct coll_op **out);
+/* Memory for the operation's lifetime (zeroed), NULL when out of memory;
+ * one block per operation. */
+void *coll_op_scratch(struct coll_op *op, size_t bytes);
+int coll_op_start(struct coll_op *op, MPI_Request *request);
+void coll_op_abandon(struct coll_op *op);
+
+/* PIANO_E* of a graph call as an MPI error code, for the builders. */
+int coll_mpi_error(int piano_rc);
+
+/* Whether one of the n handles is the request of a running or unwaited
+ * graph collective (for the completion calls, which then drive graphs
+ * from the caller's thread); false at once when there is none. */
+bool coll_op_among(const MPI_Request *reqs, int n);
+
+#endif

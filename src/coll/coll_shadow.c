@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shadow communicators of piano's collectives (coll_shadow.h).
+ *
+ * Freeing: a shadow has one reference from its communicator's attribute and
+ * one per collective that uses it. The last one to go puts it on the dead
+ * list; the duplicate is freed from there by coll_shadow_reap(), never from
+ * where the reference dropped: that is inside an MPI callback (the
+ * attribute's delete function runs in MPI_Comm_free, a generalized
+ * request's free function in a wait), where calling MPI_Comm_free again is
+ * not safe on every MPI.
+ */
+#include "coll_shadow.h"
+
+#include <stdlib.h>
+
+/* Tags per collective: at most this many, fewer when the MPI's tag bound is
+ * small, so that at least 256 collectives run before the tags wrap around. */
+enum { TAGS_MAX = 4096, SPAN_MIN = 256 };
+
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int keyval = MPI_KEYVAL_INVALID;
+static int key_err = MPI_SUCCESS;
+
+static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct coll_shadow *dead; /* protected by dead_lock */
+static _Atomic int ndead;        /* written under dead_lock, read without */
+
+void coll_shadow_put(struct coll_shadow *sh)
+{
+	/* acq_rel: the thread that drops the last reference sees every use. */
+	if (atomic_fetch_sub_explicit(&sh->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	pthread_mutex_lock(&dead_lock);
+	sh->next_dead = dead;
+	dead = sh;
+	atomic_store_explicit(&ndead, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&dead_lock);
+}
+
+static int delete_attr(MPI_Comm comm, int key, void *value, void *extra)
+{
+	(void)comm;
+	(void)key;
+	(void)extra;
+	coll_shadow_put(value);
+	return MPI_SUCCESS;
+}
+
+static void key_create(void)
+{
+	key_err = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attr, &keyval, NULL);
+}
+
+static int shadow_new(MPI_Comm comm, struct coll_shadow **out)
+{
+	struct coll_shadow *sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return MPI_ERR_NO_MEM;
+	int rc = PMPI_Comm_size(comm, &sh->size);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Comm_rank(comm, &sh->rank);
+	int *ub = NULL, flag = 0;
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
+	if (rc != MPI_SUCCESS)
+		goto err_free;
+	long ntags = flag && ub ? (long)*ub + 1 : 32768L; /* the standard's least bound */
+	sh->tags = ntags / SPAN_MIN < TAGS_MAX ? (int)(ntags / SPAN_MIN) : TAGS_MAX;
+	sh->tag_span = (int)(ntags / sh->tags);
+	if (pthread_mutex_init(&sh->lock, NULL)) {
+		rc = MPI_ERR_OTHER;
+		goto err_free;
+	}
+	rc = PMPI_Comm_idup(comm, &sh->comm, &sh->idup);
+	if (rc != MPI_SUCCESS)
+		goto err_lock;
+	atomic_init(&sh->refs, 1);
+	rc = PMPI_Comm_set_attr(comm, keyval, sh);
+	if (rc != MPI_SUCCESS)
+		goto err_lock; /* the duplicate leaks: the idup cannot be undone */
+	*out = sh;
+	return MPI_SUCCESS;
+
+err_lock:
+	pthread_mutex_destroy(&sh->lock);
+err_free:
+	free(sh);
+	return rc;
+}
+
+int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
+{
+	pthread_once(&key_once, key_create);
+	if (key_err != MPI_SUCCESS)
+		return key_err;
+	struct coll_shadow *sh = NULL;
+	int flag = 0;
+	int rc = PMPI_Comm_get_attr(comm, keyval, &sh, &flag);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (!flag) {
+		rc = shadow_new(comm, &sh);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
+	*out = sh;
+	return MPI_SUCCESS;
+}
+
+int coll_shadow_ready(void *shadow)
+{
+	struct coll_shadow *sh = shadow;
+	/* Acquire: pairs with the release below; the duplicate's handle and
+	 * idup_err are written before it. */
+	if (atomic_load_explicit(&sh->ready, memory_order_acquire))
+		return sh->idup_err ? -sh->idup_err : 1;
+	if (pthread_mutex_trylock(&sh->lock))
+		return 0; /* another graph's step tests it right now */
+	int flag = 0;
+	if (!atomic_load_explicit(&sh->ready, memory_order_relaxed)) {
+		int rc = PMPI_Test(&sh->idup, &flag, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS) {
+			sh->idup_err = rc;
+			flag = 1;
+		}
+		if (flag)
+			atomic_store_explicit(&sh->ready, 1, memory_order_release);
+	} else {
+		flag = 1;
+	}
+	pthread_mutex_unlock(&sh->lock);
+	if (!flag)
+		return 0;
+	return sh->idup_err ? -sh->idup_err : 1;
+}
+
+int coll_shadow_tag(struct coll_shadow *sh)
+{
+	int base = (int)(sh->seq % (unsigned)sh->tag_span) * sh->tags;
+	sh->seq++;
+	return base;
+}
+
+void coll_shadow_reap(void)
+{
+	/* Relaxed: a shadow put on the list just now is freed next time. */
+	if (!atomic_load_explicit(&ndead, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&dead_lock);
+	struct coll_shadow *list = dead;
+	dead = NULL;
+	atomic_store_explicit(&ndead, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&dead_lock);
+	while (list) {
+		struct coll_shadow *sh = list;
+		list = sh->next_dead;
+		/* A duplicate whose idup never completed (the communicator was
+		 * freed before any collective on it ended) cannot be freed. */
+		if (atomic_load_explicit(&sh->ready, memory_order_acquire) && !sh->idup_err)
+			PMPI_Comm_free(&sh->comm);
+		pthread_mutex_destroy(&sh->lock);
+		free(sh);
+	}
+}

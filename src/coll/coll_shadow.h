@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shadow of a communicator (coll_shadow.c): a duplicate that carries
+ * the messages of piano's collectives on it, so they never match the
+ * application's own, and the sequence that tags them.
+ *
+ * Made at the first graph collective on the communicator, by
+ * PMPI_Comm_idup: every rank makes that call in the same collective call,
+ * so the ranks agree, and nothing blocks (a blocking dup inside MPI_Ibcast
+ * could deadlock with a rank that sends to this one before its own
+ * MPI_Ibcast). The first collectives wait for the duplicate inside their
+ * graph (a POLL node, coll_shadow_ready()). The shadow is kept as an
+ * attribute of the communicator and freed after the communicator is, once
+ * no running collective uses it.
+ */
+#ifndef PIANO_COLL_SHADOW_H
+#define PIANO_COLL_SHADOW_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+struct coll_shadow {
+	MPI_Comm comm;  /* the duplicate; usable once `ready` */
+	int size, rank; /* of the communicator */
+	int tags;       /* tags per collective (coll_shadow_tag()) */
+	int tag_span;   /* collectives before the tags wrap around */
+	/* Collectives started on the communicator. Owner: the application's
+	 * thread that calls them (MPI requires a communicator's collectives to
+	 * be called in one order on every rank, so never by two threads at
+	 * once). */
+	unsigned seq;
+	/* The PMPI_Comm_idup, tested under `lock` by whichever graph step asks
+	 * first; `ready` is set (release) once it completed. */
+	pthread_mutex_t lock;
+	MPI_Request idup;
+	_Atomic int ready;
+	int idup_err;
+	/* The attribute's reference and one per collective that uses it. */
+	_Atomic int refs;
+	struct coll_shadow *next_dead; /* freeing list (coll_shadow.c) */
+};
+
+/* comm's shadow, made at its first use (MPI error code otherwise); a
+ * reference for the caller, dropped with coll_shadow_put(). */
+int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out);
+void coll_shadow_put(struct coll_shadow *sh);
+
+/* A POLL node's condition (graph_internal.h): 1 once the duplicate exists,
+ * 0 before, the idup's error made negative. */
+int coll_shadow_ready(void *shadow);
+
+/* The first tag of the next collective on sh; its messages use tags
+ * base .. base + sh->tags - 1. */
+int coll_shadow_tag(struct coll_shadow *sh);
+
+/* Frees the duplicates of freed communicators that no collective uses any
+ * more: from the application's thread, outside any MPI callback (a
+ * collective's entry, MPI_Finalize). */
+void coll_shadow_reap(void);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shapes the collectives' graphs share: the binomial tree, segments. */
+#include "coll_algo.h"
+
+int coll_tree(int vr, int size, int *parent, int children[32])
+{
+	/* vr's subtree spans [vr, vr + low) where low is vr's lowest set bit
+	 * (for the root, the power of two at or above size): its children
+	 * are vr + m for the powers of two m < low. */
+	unsigned low = 1;
+	if (vr == 0) {
+		while (low < (unsigned)size)
+			low <<= 1;
+		*parent = -1;
+	} else {
+		low = (unsigned)vr & (0u - (unsigned)vr);
+		*parent = vr - (int)low;
+	}
+	int n = 0;
+	for (unsigned m = low >> 1; m >= 1; m >>= 1)
+		if ((unsigned)vr + m < (unsigned)size)
+			children[n++] = vr + (int)m;
+	return n;
+}
+
+int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_count)
+{
+	int size = 0;
+	PMPI_Type_size(type, &size);
+	long per = size > 0 ? segment / size : count;
+	if (per < 1)
+		per = 1;
+	if (count <= 0) {
+		*seg_count = 0;
+		return 1;
+	}
+	long nseg = (count + per - 1) / per;
+	if (nseg > max) {
+		per = (count + (long)max - 1) / max;
+		nseg = (count + per - 1) / per;
+	}
+	*seg_count = (int)per;
+	return (int)nseg;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Graph collectives (PIANO_COLL=graph, docs/coll.md): MPI_Ibarrier,
+ * MPI_Ibcast and MPI_Iallreduce through the MPI calls, results compared
+ * with the MPI's blocking collective on the same data, for
+ *   - counts 0, 1, 7, fewer than the ranks, and 300,000 (more than one
+ *     segment);
+ *   - every root (Ibcast);
+ *   - MPI_INT, and a vector type with holes (stride 3: the holes must stay
+ *     untouched);
+ *   - MPI_SUM, a user-defined sum on the vector type, and a user-defined
+ *     non-commutative operation (composition of affine maps), where the
+ *     ranks' order matters;
+ *   - in place (Iallreduce);
+ *   - completion by MPI_Wait, MPI_Waitall mixed with a point-to-point
+ *     request, a loop of MPI_Test, and MPI_Waitany/Waitsome;
+ *   - collectives in flight on MPI_COMM_WORLD, a duplicate and a split at
+ *     once, then the duplicate freed while its shadow is in use.
+ * Any number of ranks. Prints "coll graph: all checks passed" on rank 0.
+ */
+#include "mpitest.h"
+
+#include <string.h>
+
+#define BIG 300000
+
+/* x -> m*x + c, composed left to right: associative, not commutative. */
+static void affine(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	(void)type;
+	unsigned *a = in, *b = inout;
+	for (int i = 0; i < *len; i++) {
+		unsigned m = a[2 * i] * b[2 * i];
+		unsigned c = a[2 * i + 1] * b[2 * i] + b[2 * i + 1];
+		b[2 * i] = m;
+		b[2 * i + 1] = c;
+	}
+}
+
+/* Sum over the vector type with holes (a predefined operation is not
+ * defined on a derived type for every MPI): one int every 3. */
+static void vsum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	(void)type;
+	int *a = in, *b = inout;
+	for (int i = 0; i < *len; i++)
+		b[3 * i] += a[3 * i];
+}
+
+enum how { BY_WAIT, BY_WAITALL_MIXED, BY_TEST, BY_WAITANY, BY_WAITSOME, NHOW };
+
+/* Completes req the way `how` says; a point-to-point exchange with the
+ * next rank rides along in BY_WAITALL_MIXED. */
+static void complete(MPI_Request *req, enum how how, MPI_Comm comm)
+{
+	int rank, size, flag = 0, idx, out, ids[3];
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	switch (how) {
+	case BY_WAIT: CHECK_MPI(MPI_Wait(req, MPI_STATUS_IGNORE)); break;
+	case BY_WAITALL_MIXED: {
+		int sv = rank, rv = -1;
+		MPI_Request r[3];
+		r[0] = *req;
+		CHECK_MPI(MPI_Irecv(&rv, 1, MPI_INT, (rank - 1 + size) % size, 99, comm, &r[1]));
+		CHECK_MPI(MPI_Isend(&sv, 1, MPI_INT, (rank + 1) % size, 99, comm, &r[2]));
+		MPI_Status st[3];
+		CHECK_MPI(MPI_Waitall(3, r, st));
+		CHECK(rv == (rank - 1 + size) % size);
+		*req = r[0];
+		break;
+	}
+	case BY_TEST:
+		while (!flag)
+			CHECK_MPI(MPI_Test(req, &flag, MPI_STATUS_IGNORE));
+		break;
+	case BY_WAITANY: {
+		MPI_Request r[2] = { MPI_REQUEST_NULL, *req };
+		CHECK_MPI(MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE));
+		CHECK(idx == 1 && r[1] == MPI_REQUEST_NULL);
+		*req = r[1];
+		break;
+	}
+	case BY_WAITSOME: {
+		MPI_Request r[1] = { *req };
+		do
+			CHECK_MPI(MPI_Waitsome(1, r, &out, ids, MPI_STATUSES_IGNORE));
+		while (out == 0);
+		CHECK(out == 1 && ids[0] == 0);
+		*req = r[0];
+		break;
+	}
+	default: CHECK(0);
+	}
+	CHECK(*req == MPI_REQUEST_NULL);
+}
+
+static int counts(int size, int *v)
+{
+	int n = 0;
+	v[n++] = 0;
+	v[n++] = 1;
+	v[n++] = 7;
+	if (size > 2)
+		v[n++] = size - 1;
+	v[n++] = BIG;
+	return n;
+}
+
+static void check_bcast(MPI_Comm comm, MPI_Datatype vec, int *iter)
+{
+	int rank, size, cs[8];
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	int nc = counts(size, cs);
+	int *a = malloc(sizeof(int) * 3 * BIG), *b = malloc(sizeof(int) * 3 * BIG);
+	CHECK(a && b);
+	for (int c = 0; c < nc; c++)
+		for (int root = 0; root < size; root++)
+			for (int v = 0; v < 2; v++) {
+				int n = cs[c];
+				int len = v ? 3 * n : n;
+				for (int i = 0; i < len; i++)
+					a[i] = b[i] = rank == root ? i * 7 + root : -1 - i;
+				MPI_Datatype t = v ? vec : MPI_INT;
+				MPI_Request req;
+				CHECK_MPI(MPI_Ibcast(a, n, t, root, comm, &req));
+				complete(&req, (enum how)((*iter)++ % NHOW), comm);
+				CHECK_MPI(MPI_Bcast(b, n, t, root, comm));
+				CHECK(memcmp(a, b, sizeof(int) * (size_t)len) == 0);
+			}
+	free(a);
+	free(b);
+}
+
+static void check_allreduce(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatype pair,
+                            MPI_Op aff, int *iter)
+{
+	int rank, size, cs[8];
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	int nc = counts(size, cs);
+	size_t cap = 3 * (size_t)BIG;
+	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
+	    *b = malloc(sizeof(int) * cap);
+	CHECK(s && a && b);
+	for (int c = 0; c < nc; c++)
+		for (int kind = 0; kind < 3; kind++) /* sum, vsum on the vector, affine */
+			for (int inplace = 0; inplace < 2; inplace++) {
+				int n = cs[c];
+				MPI_Datatype t = kind == 1 ? vec : kind == 2 ? pair : MPI_INT;
+				MPI_Op op = kind == 2 ? aff : kind == 1 ? vop : MPI_SUM;
+				int len = kind == 0 ? n : kind == 1 ? 3 * n : 2 * n;
+				for (int i = 0; i < len; i++) {
+					s[i] = kind == 2 ? (i % 2 ? rank + i : 2 * rank + 3)
+					                 : rank * 1000 + i;
+					a[i] = inplace ? s[i] : -5; /* holes and in place */
+					b[i] = -5;
+				}
+				MPI_Request req;
+				CHECK_MPI(MPI_Iallreduce(inplace ? MPI_IN_PLACE : s, a, n, t, op,
+				                         comm, &req));
+				complete(&req, (enum how)((*iter)++ % NHOW), comm);
+				CHECK_MPI(MPI_Allreduce(s, b, n, t, op, comm));
+				if (kind == 1 && inplace)
+					for (int i = 0; i < len; i++)
+						if (i % 3)
+							b[i] = s[i]; /* holes keep the input */
+				CHECK(memcmp(a, b, sizeof(int) * (size_t)len) == 0);
+			}
+	free(s);
+	free(a);
+	free(b);
+}
+
+static void check_barrier(MPI_Comm comm, int *iter)
+{
+	for (int i = 0; i < 20; i++) {
+		MPI_Request req;
+		CHECK_MPI(MPI_Ibarrier(comm, &req));
+		complete(&req, (enum how)((*iter)++ % NHOW), comm);
+	}
+}
+
+/* Three collectives on three communicators in flight at once. */
+static void check_overlapping(MPI_Comm a, MPI_Comm b)
+{
+	int rank;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	int x = rank, y = 0, z[2] = { rank, 0 };
+	MPI_Request r[3];
+	CHECK_MPI(MPI_Ibcast(&y, 1, MPI_INT, 0, a, &r[0]));
+	CHECK_MPI(MPI_Iallreduce(&x, &z[1], 1, MPI_INT, MPI_MAX, b, &r[1]));
+	CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &r[2]));
+	CHECK_MPI(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+	int brank, bsize;
+	MPI_Comm_rank(b, &brank);
+	MPI_Comm_size(b, &bsize);
+	int want;
+	CHECK_MPI(MPI_Allreduce(&x, &want, 1, MPI_INT, MPI_MAX, b));
+	CHECK(z[1] == want);
+}
+
+int main(int argc, char **argv)
+{
+	int provided, rank, size;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Datatype vec, pair;
+	CHECK_MPI(MPI_Type_vector(1, 1, 3, MPI_INT, &vec)); /* one int, extent 3 ints below */
+	MPI_Datatype vec3;
+	CHECK_MPI(MPI_Type_create_resized(vec, 0, 3 * sizeof(int), &vec3));
+	CHECK_MPI(MPI_Type_commit(&vec3));
+	CHECK_MPI(MPI_Type_contiguous(2, MPI_UNSIGNED, &pair));
+	CHECK_MPI(MPI_Type_commit(&pair));
+	MPI_Op aff, vop;
+	CHECK_MPI(MPI_Op_create(affine, 0, &aff));
+	CHECK_MPI(MPI_Op_create(vsum, 1, &vop));
+
+	int iter = 0;
+	MPI_Comm dup, split;
+	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+	CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &split));
+	MPI_Comm comms[3] = { MPI_COMM_WORLD, dup, split };
+	for (int c = 0; c < 3; c++) {
+		check_barrier(comms[c], &iter);
+		check_bcast(comms[c], vec3, &iter);
+		check_allreduce(comms[c], vec3, vop, pair, aff, &iter);
+	}
+	check_overlapping(dup, split);
+	CHECK_MPI(MPI_Comm_free(&dup));
+	/* A fresh communicator's first collective waits for its shadow. */
+	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+	check_overlapping(dup, split);
+	CHECK_MPI(MPI_Comm_free(&dup));
+	CHECK_MPI(MPI_Comm_free(&split));
+	MPI_Op_free(&aff);
+	MPI_Op_free(&vop);
+	MPI_Type_free(&vec);
+	MPI_Type_free(&vec3);
+	MPI_Type_free(&pair);
+	if (rank == 0)
+		printf("coll graph: all checks passed\n");
+	MPI_Finalize();
+	return 0;
+}
