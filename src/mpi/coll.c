@@ -57,8 +57,10 @@ PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (op != MPI_OP_NULL && sendbuf != recvbuf && use_graph(PMPI_COLL_IALLREDUCE, comm, count, datatype, 0))
-		return coll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, pmpi_g.coll_segment, request);
+	if (op != MPI_OP_NULL && sendbuf != recvbuf &&
+	    use_graph(PMPI_COLL_IALLREDUCE, comm, count, datatype, 0))
+		return coll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
+		                       pmpi_g.coll_segment, request);
 	return coll_track(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request), request);
 }
 
@@ -92,7 +94,8 @@ PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int r
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IBCAST, comm, count, datatype, root))
-		return coll_ibcast(buffer, count, datatype, root, comm, pmpi_g.coll_segment, request);
+		return coll_ibcast(buffer, count, datatype, root, comm, pmpi_g.coll_segment,
+		                   request);
 	return coll_track(PMPI_Ibcast(buffer, count, datatype, root, comm, request), request);
 }
 
