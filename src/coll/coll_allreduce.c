@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Iallreduce as a graph: a reduction up a binomial tree to rank 0,
- * then a broadcast down the same tree, both pipelined in segments. Each
+ * MPI_Iallreduce as a graph, pipelined in segments: recursive doubling on
+ * a power of two of ranks, otherwise a reduction up a binomial tree to
+ * rank 0, then a broadcast down the same tree. Each
  * segment moves on its own: segment j is sent up as soon as its children's
  * parts are reduced, and down as soon as it arrived, while other segments
  * are still on the way up.
@@ -40,13 +41,11 @@ static struct layout layout_of(MPI_Datatype type, int count)
 			rc = coll_mpi_error(call); \
 	} while (0)
 
-int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
-                    MPI_Comm comm, long segment, MPI_Request *request)
+/* Reduction up the tree, broadcast down (any number of ranks). */
+static int tree_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype type, MPI_Op mop, long segment)
 {
-	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
-	if (rc != MPI_SUCCESS)
-		return rc;
+	int rc = MPI_SUCCESS;
 	struct layout l = layout_of(type, count);
 	int in_place = sendbuf == MPI_IN_PLACE;
 	const char *mine = in_place ? recvbuf : sendbuf;
@@ -55,10 +54,8 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 	char *tmp = NULL;
 	if (nchild > 0) {
 		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nchild);
-		if (!tmp) {
-			coll_op_abandon(op);
+		if (!tmp)
 			return MPI_ERR_NO_MEM;
-		}
 	}
 	int seg = 0;
 	int nseg = coll_segments(count, type, segment, op->ntags / 2, &seg);
@@ -110,6 +107,86 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 				ADD(piano_graph_add_edge(op->g, have, s));
 		}
 	}
+	return rc;
+}
+
+/*
+ * Recursive doubling (a power of two of ranks): in step k each rank
+ * exchanges its running value with rank ^ 2^k and combines, so after
+ * log2(size) steps every rank holds the whole reduction: one message
+ * latency per step and no second phase. The running value lives in
+ * recvbuf (sendbuf is copied there first). Order of operands: the partner
+ * below covers the ranks before this one's, so the result is partner op
+ * mine, which MPI_Reduce_local(partner, recvbuf) leaves in recvbuf; with
+ * the partner above it is mine op partner, left in the partner's scratch
+ * buffer by MPI_Reduce_local(recvbuf, scratch) and copied back (a
+ * commutative operation takes the first form in both cases). recvbuf is
+ * written only once this step's send of it has completed.
+ */
+static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype type, MPI_Op mop, long segment)
+{
+	int rc = MPI_SUCCESS, commute = 0;
+	PMPI_Op_commutative(mop, &commute);
+	struct layout l = layout_of(type, count);
+	int nsteps = 0;
+	while ((1 << nsteps) < op->size)
+		nsteps++;
+	char *tmp = NULL;
+	if (nsteps > 0) {
+		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nsteps);
+		if (!tmp)
+			return MPI_ERR_NO_MEM;
+	}
+	int seg = 0;
+	int nseg = coll_segments(count, type, segment, op->ntags / (nsteps ? nsteps : 1), &seg);
+	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
+		MPI_Aint off = (MPI_Aint)j * seg * l.extent;
+		int n = count - j * seg < seg ? count - j * seg : seg;
+		char *res = (char *)recvbuf + off;
+		int last = -1; /* the node that last wrote res */
+		if (sendbuf != MPI_IN_PLACE)
+			ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type, res,
+			                         n, type, &last));
+		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
+			int partner = op->rank ^ (1 << k), tag = op->tag + j * nsteps + k;
+			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off;
+			int r = -1, s = -1, red = -1, wrote = -1;
+			ADD(piano_graph_add_recv(op->g, t, n, type, partner, tag, &r));
+			ADD(piano_graph_add_send(op->g, res, n, type, partner, tag, &s));
+			if (last >= 0)
+				ADD(piano_graph_add_edge(op->g, last, s));
+			if (commute || partner < op->rank) {
+				ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop, &red));
+				wrote = red;
+			} else {
+				ADD(piano_graph_add_reduce(op->g, res, t, n, type, mop, &red));
+				ADD(piano_graph_add_copy(op->g, t, n, type, res, n, type, &wrote));
+				ADD(piano_graph_add_edge(op->g, red, wrote));
+			}
+			ADD(piano_graph_add_edge(op->g, r, red));
+			if (last >= 0)
+				ADD(piano_graph_add_edge(op->g, last, red));
+			ADD(piano_graph_add_edge(op->g, s, wrote));
+			last = wrote;
+		}
+	}
+	return rc;
+}
+
+int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+                    MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* The choice depends on the communicator's size only: every rank
+	 * makes the same. */
+	if ((op->size & (op->size - 1)) == 0)
+		rc = doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	else
+		rc = tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 	if (rc != MPI_SUCCESS) {
 		coll_op_abandon(op);
 		return rc;
