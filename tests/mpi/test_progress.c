@@ -7,7 +7,9 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll|busy [timeout_s (default 20)] [late]
+ * usage: test_progress p2p|coll|allreduce|busy [timeout_s (default 20)] [late]
+ * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
+ * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros).
  * "late" initialises MPI through PMPI_Init_thread, behind the layer's back,
  * as when piano is loaded after MPI_Init: the layer must set itself up on
  * the first call it intercepts.
@@ -37,7 +39,10 @@ static double now(void)
 
 static void start(int coll, int rank, char *buf, MPI_Request *req)
 {
-	if (coll)
+	if (coll == 2) /* 'x' | 0 = 'x': the same check as the broadcast's */
+		CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, LEN, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD,
+		                         req));
+	else if (coll)
 		CHECK_MPI(MPI_Ibcast(buf, LEN, MPI_CHAR, 0, MPI_COMM_WORLD, req));
 	else if (rank == 0)
 		CHECK_MPI(MPI_Isend(buf, LEN, MPI_CHAR, 1, 7, MPI_COMM_WORLD, req));
@@ -86,6 +91,8 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
 	int coll = argc > 1 && strcmp(argv[1], "coll") == 0;
+	if (argc > 1 && strcmp(argv[1], "allreduce") == 0)
+		coll = 2;
 	int busy = argc > 1 && strcmp(argv[1], "busy") == 0;
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
