@@ -15,6 +15,16 @@
 int coll_ibarrier(MPI_Comm comm, MPI_Request *request);
 int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
                 MPI_Request *request);
+int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 int root, MPI_Comm comm, long segment, MPI_Request *request);
+int coll_ialltoall(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
+                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
+int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
+                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
+int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
+int coll_iscatter(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, long segment, MPI_Request *request);
 

@@ -27,24 +27,30 @@ static int coll_track(int rc, MPI_Request *req)
  * kind, the arguments MPI requires to match), so every rank takes the same
  * path. Invalid arguments go to the MPI, which reports them as natively.
  */
-static bool use_graph(unsigned bit, MPI_Comm comm, int count, MPI_Datatype type, int root)
+static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 {
-	if (!(pmpi_g.coll_graph & bit) || !pmpi_g.threaded || comm == MPI_COMM_NULL)
+	if (!(pmpi_g.coll_graph & bit) || !pmpi_g.threaded || comm == MPI_COMM_NULL || !args_ok)
 		return false;
 	int inter = 1, size = 0;
 	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
 		return false;
-	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
-		return false;
-	if (count < 0 || type == MPI_DATATYPE_NULL || root < 0 || root >= size)
+	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root < 0 || root >= size)
 		return false;
 	atomic_fetch_add_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed);
 	return true;
 }
 
+/* A buffer's description the MPI would accept. */
+static bool ok(int count, MPI_Datatype type) { return count >= 0 && type != MPI_DATATYPE_NULL; }
+
 PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IALLGATHER, comm, 0,
+	              ok(recvcount, recvtype) &&
+	                  (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
+		return coll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+		                       comm, request);
 	return coll_track(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request);
 }
 
@@ -57,8 +63,8 @@ PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (op != MPI_OP_NULL && sendbuf != recvbuf &&
-	    use_graph(PMPI_COLL_IALLREDUCE, comm, count, datatype, 0))
+	if (use_graph(PMPI_COLL_IALLREDUCE, comm, 0,
+	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
 		return coll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
 		                       pmpi_g.coll_segment, request);
 	return coll_track(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request), request);
@@ -67,6 +73,11 @@ PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MP
 PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	              ok(recvcount, recvtype) &&
+	                  (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
+		return coll_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+		                      comm, request);
 	return coll_track(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request);
 }
 
@@ -85,7 +96,7 @@ PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], cons
 PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, MPI_BYTE, 0))
+	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, true))
 		return coll_ibarrier(comm, request);
 	return coll_track(PMPI_Ibarrier(comm, request), request);
 }
@@ -93,7 +104,7 @@ PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IBCAST, comm, count, datatype, root))
+	if (use_graph(PMPI_COLL_IBCAST, comm, root, ok(count, datatype)))
 		return coll_ibcast(buffer, count, datatype, root, comm, pmpi_g.coll_segment,
 		                   request);
 	return coll_track(PMPI_Ibcast(buffer, count, datatype, root, comm, request), request);
@@ -105,9 +116,29 @@ PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_D
 	return coll_track(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request), request);
 }
 
+/* Whether this rank's buffers are valid where they are significant: the
+ * root's `many` side (size blocks), everyone's `one` side (except the
+ * root's when in place). */
+static bool rooted_ok(MPI_Comm comm, int root, bool in_place, int many_count,
+                      MPI_Datatype many_type, int one_count, MPI_Datatype one_type)
+{
+	int rank = -1;
+	if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+		return false;
+	if (rank == root)
+		return ok(many_count, many_type) && (in_place || ok(one_count, one_type));
+	return ok(one_count, one_type);
+}
+
 PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_IGATHER, comm, root,
+	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, recvcount, recvtype, sendcount,
+	                        sendtype)))
+		return coll_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+		                    comm, request);
 	return coll_track(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
 
@@ -150,6 +181,9 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcount
 PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IREDUCE, comm, root, ok(count, datatype) && op != MPI_OP_NULL))
+		return coll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm,
+		                    pmpi_g.coll_segment, request);
 	return coll_track(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request), request);
 }
 
@@ -174,6 +208,12 @@ PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_ISCATTER, comm, root,
+	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, sendcount, sendtype, recvcount,
+	                        recvtype)))
+		return coll_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+		                     comm, request);
 	return coll_track(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
 

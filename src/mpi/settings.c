@@ -43,9 +43,10 @@ static int check_cpu_list(const char *value, long number, char *why, size_t len)
 static const struct {
 	const char *name;
 	unsigned bit;
-} coll_names[] = { { "ibarrier", PMPI_COLL_IBARRIER },
-	           { "ibcast", PMPI_COLL_IBCAST },
-	           { "iallreduce", PMPI_COLL_IALLREDUCE } };
+} coll_names[] = { { "ibarrier", PMPI_COLL_IBARRIER },     { "ibcast", PMPI_COLL_IBCAST },
+	           { "iallreduce", PMPI_COLL_IALLREDUCE }, { "ireduce", PMPI_COLL_IREDUCE },
+	           { "ialltoall", PMPI_COLL_IALLTOALL },   { "iallgather", PMPI_COLL_IALLGATHER },
+	           { "igather", PMPI_COLL_IGATHER },       { "iscatter", PMPI_COLL_ISCATTER } };
 enum { NCOLL = sizeof(coll_names) / sizeof(coll_names[0]) };
 
 int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
@@ -73,7 +74,9 @@ int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
 			if (strlen(coll_names[i].name) == n && !strncmp(p, coll_names[i].name, n))
 				found = i;
 		if (found < 0) {
-			snprintf(why, len, "'%.*s' is not one of ibarrier, ibcast, iallreduce",
+			snprintf(why, len,
+			         "'%.*s' is not one of ibarrier, ibcast, ireduce, iallreduce, "
+			         "ialltoall, iallgather, igather, iscatter",
 			         (int)(n < 64 ? n : 64), p);
 			return -1;
 		}
@@ -117,11 +120,12 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "`UCX_RNDV_THRESH`); `PIANO_STATS=1` prints the value and where it came from." },
 	{ "PIANO_COLL", PIANO_SETTING_TEXT, "native", 0, 0, NULL,
 	  "`native`, `graph`, or `graph:` and a comma-separated list of ibarrier, ibcast, "
-	  "iallreduce",
+	  "ireduce, iallreduce, ialltoall, iallgather, igather, iscatter",
 	  check_coll,
 	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
 	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
-	  "`MPI_Iallreduce`), `graph:ibcast,iallreduce` = those. Graphs need background "
+	  "`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Ialltoall`, `MPI_Iallgather`, `MPI_Igather`, "
+	  "`MPI_Iscatter`), `graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },
 	{ "PIANO_COLL_SEGMENT", PIANO_SETTING_INT, "65536", 1024, 1073741824L, NULL, NULL, NULL,

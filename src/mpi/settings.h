@@ -26,7 +26,12 @@ enum pmpi_blocking_choice { PMPI_BLOCKING_AUTO, PMPI_BLOCKING_TIMER, PMPI_BLOCKI
 enum pmpi_coll_bit {
 	PMPI_COLL_IBARRIER = 1u << 0,
 	PMPI_COLL_IBCAST = 1u << 1,
-	PMPI_COLL_IALLREDUCE = 1u << 2
+	PMPI_COLL_IALLREDUCE = 1u << 2,
+	PMPI_COLL_IREDUCE = 1u << 3,
+	PMPI_COLL_IALLTOALL = 1u << 4,
+	PMPI_COLL_IALLGATHER = 1u << 5,
+	PMPI_COLL_IGATHER = 1u << 6,
+	PMPI_COLL_ISCATTER = 1u << 7,
 };
 
 /* PIANO_COLL's value as a mask of pmpi_coll_bit: 0, or -1 with the reason

@@ -1,22 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Graph collectives (PIANO_COLL=graph, docs/coll.md): MPI_Ibarrier,
- * MPI_Ibcast and MPI_Iallreduce through the MPI calls, results compared
+ * MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Ialltoall, MPI_Iallgather,
+ * MPI_Igather and MPI_Iscatter through the MPI calls, results compared
  * with the MPI's blocking collective on the same data, for
  *   - counts 0, 1, 7, fewer than the ranks, and 40,000 (40 segments with
  *     PIANO_COLL_SEGMENT=4096, as the tests run it);
- *   - every root (Ibcast);
+ *   - every root (Ibcast, Ireduce, Igather, Iscatter);
+ *   - blocks of 0, 1, 7 and 5,000 elements (the exchanges);
  *   - MPI_INT, and a vector type with holes (stride 3: the holes must stay
  *     untouched);
  *   - MPI_SUM, a user-defined sum on the vector type, and a user-defined
  *     non-commutative operation (composition of affine maps), where the
  *     ranks' order matters;
- *   - in place (Iallreduce);
+ *   - in place (wherever MPI allows it);
  *   - completion by MPI_Wait, MPI_Waitall mixed with a point-to-point
  *     request, a loop of MPI_Test, and MPI_Waitany/Waitsome;
  *   - collectives in flight on MPI_COMM_WORLD, a duplicate and a split at
  *     once, then the duplicate freed while its shadow is in use.
- * Any number of ranks. Prints "coll graph: all checks passed" on rank 0.
+ * Any number of ranks; argument "light": the per-collective checks on
+ * MPI_COMM_WORLD only. Prints "coll graph: all checks passed" on rank 0.
  */
 #include "mpitest.h"
 
@@ -133,8 +136,11 @@ static void check_bcast(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	free(b);
 }
 
-static void check_allreduce(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatype pair,
-                            MPI_Op aff, int *iter)
+/* Iallreduce (root -1, in place or not) and Ireduce (every root, in place
+ * at the root for half of the cases): MPI_SUM on MPI_INT, vsum on the
+ * vector type, the affine composition on pairs. */
+static void check_reductions(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatype pair,
+                             MPI_Op aff, int *iter)
 {
 	int rank, size, cs[8];
 	MPI_Comm_rank(comm, &rank);
@@ -146,28 +152,125 @@ static void check_allreduce(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Dat
 	CHECK(s && a && b);
 	for (int c = 0; c < nc; c++)
 		for (int kind = 0; kind < 3; kind++) /* sum, vsum on the vector, affine */
-			for (int inplace = 0; inplace < 2; inplace++) {
-				int n = cs[c];
-				MPI_Datatype t = kind == 1 ? vec : kind == 2 ? pair : MPI_INT;
-				MPI_Op op = kind == 2 ? aff : kind == 1 ? vop : MPI_SUM;
-				int len = kind == 0 ? n : kind == 1 ? 3 * n : 2 * n;
-				for (int i = 0; i < len; i++) {
-					s[i] = kind == 2 ? (i % 2 ? rank + i : 2 * rank + 3)
-					                 : rank * 1000 + i;
-					a[i] = inplace ? s[i] : -5; /* holes and in place */
-					b[i] = -5;
+			for (int root = -1; root < size; root++)
+				for (int inplace = 0; inplace < 2; inplace++) {
+					if (root >= 0 && inplace != (c + kind) % 2)
+						continue;
+					int n = cs[c], ip = inplace && (root < 0 || rank == root);
+					MPI_Datatype t = kind == 1   ? vec
+					                 : kind == 2 ? pair
+					                             : MPI_INT;
+					MPI_Op op = kind == 2 ? aff : kind == 1 ? vop : MPI_SUM;
+					int len = kind == 0 ? n : kind == 1 ? 3 * n : 2 * n;
+					for (int i = 0; i < len; i++) {
+						s[i] = kind == 2 ? (i % 2 ? rank + i : 2 * rank + 3)
+						                 : rank * 1000 + i;
+						a[i] = ip ? s[i] : -5; /* holes and in place */
+						b[i] = -5;
+					}
+					const void *sb = ip ? MPI_IN_PLACE : s;
+					MPI_Request req;
+					if (root < 0)
+						CHECK_MPI(MPI_Iallreduce(sb, a, n, t, op, comm,
+						                         &req));
+					else
+						CHECK_MPI(MPI_Ireduce(sb, a, n, t, op, root, comm,
+						                      &req));
+					complete(&req, (enum how)((*iter)++ % NHOW), comm);
+					if (root < 0)
+						CHECK_MPI(MPI_Allreduce(s, b, n, t, op, comm));
+					else
+						CHECK_MPI(MPI_Reduce(s, b, n, t, op, root, comm));
+					if (root >= 0 && rank != root)
+						continue; /* the result means nothing there */
+					if (kind == 1 && ip)
+						for (int i = 0; i < len; i++)
+							if (i % 3)
+								b[i] = s[i]; /* holes keep the input */
+					CHECK(memcmp(a, b, sizeof(int) * (size_t)len) == 0);
 				}
-				MPI_Request req;
-				CHECK_MPI(MPI_Iallreduce(inplace ? MPI_IN_PLACE : s, a, n, t, op,
-				                         comm, &req));
-				complete(&req, (enum how)((*iter)++ % NHOW), comm);
-				CHECK_MPI(MPI_Allreduce(s, b, n, t, op, comm));
-				if (kind == 1 && inplace)
-					for (int i = 0; i < len; i++)
-						if (i % 3)
-							b[i] = s[i]; /* holes keep the input */
-				CHECK(memcmp(a, b, sizeof(int) * (size_t)len) == 0);
-			}
+	free(s);
+	free(a);
+	free(b);
+}
+
+/* Ialltoall, Iallgather, Igather, Iscatter: block counts 0, 1, 7, 5000;
+ * MPI_INT and the vector type; in place where MPI allows it; every root. */
+static void check_exchanges(MPI_Comm comm, MPI_Datatype vec, int *iter)
+{
+	int rank, size;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	static const int blocks[] = { 0, 1, 7, 5000 };
+	size_t cap = 3 * 5000 * (size_t)size;
+	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
+	    *b = malloc(sizeof(int) * cap);
+	CHECK(s && a && b);
+	for (int k = 0; k < 4; k++)
+		for (int v = 0; v < 2; v++)
+			for (int which = 0; which < 4; which++)
+				for (int root = 0; root < (which >= 2 ? size : 1); root++)
+					for (int inplace = 0; inplace < 2; inplace++) {
+						int n = blocks[k];
+						MPI_Datatype t = v ? vec : MPI_INT;
+						size_t len = (size_t)(v ? 3 : 1) * n * size;
+						for (size_t i = 0; i < len; i++) {
+							s[i] = rank * 100000 + (int)i;
+							a[i] = b[i] = inplace ? s[i] : -5;
+						}
+						/* In place: alltoall, allgather everywhere; gather,
+						 * scatter at the root only. */
+						int ip = inplace && (which < 2 || rank == root);
+						const void *sb = ip && which != 3 ? MPI_IN_PLACE
+						                                  : s;
+						void *rb = ip && which == 3 ? MPI_IN_PLACE : a;
+						void *rref = ip && which == 3 ? MPI_IN_PLACE : b;
+						const void *sref = ip && which != 3 ? MPI_IN_PLACE
+						                                    : s;
+						/* allgather in place: this rank's block is its input */
+						if (ip && which == 1)
+							for (size_t i = 0; i < len; i++)
+								a[i] = b[i] = s[i];
+						MPI_Request req;
+						switch (which) {
+						case 0:
+							CHECK_MPI(MPI_Ialltoall(sb, n, t, a, n, t,
+							                        comm, &req));
+							break;
+						case 1:
+							CHECK_MPI(MPI_Iallgather(sb, n, t, a, n, t,
+							                         comm, &req));
+							break;
+						case 2:
+							CHECK_MPI(MPI_Igather(sb, n, t, a, n, t,
+							                      root, comm, &req));
+							break;
+						default:
+							CHECK_MPI(MPI_Iscatter(s, n, t, rb, n, t,
+							                       root, comm, &req));
+						}
+						complete(&req, (enum how)((*iter)++ % NHOW), comm);
+						switch (which) {
+						case 0:
+							CHECK_MPI(MPI_Alltoall(sref, n, t, b, n, t,
+							                       comm));
+							break;
+						case 1:
+							CHECK_MPI(MPI_Allgather(sref, n, t, b, n, t,
+							                        comm));
+							break;
+						case 2:
+							CHECK_MPI(MPI_Gather(sref, n, t, b, n, t,
+							                     root, comm));
+							break;
+						default:
+							CHECK_MPI(MPI_Scatter(s, n, t, rref, n, t,
+							                      root, comm));
+						}
+						if (which == 2 && rank != root)
+							continue;
+						CHECK(memcmp(a, b, sizeof(int) * len) == 0);
+					}
 	free(s);
 	free(a);
 	free(b);
@@ -223,10 +326,14 @@ int main(int argc, char **argv)
 	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
 	CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &split));
 	MPI_Comm comms[3] = { MPI_COMM_WORLD, dup, split };
-	for (int c = 0; c < 3; c++) {
+	/* "light": MPI_COMM_WORLD only, for the oversubscribed runs (MPICH's
+	 * ranks spin for every blocking collective of the reference). */
+	int ncomms = argc > 1 && !strcmp(argv[1], "light") ? 1 : 3;
+	for (int c = 0; c < ncomms; c++) {
 		check_barrier(comms[c], &iter);
 		check_bcast(comms[c], vec3, &iter);
-		check_allreduce(comms[c], vec3, vop, pair, aff, &iter);
+		check_reductions(comms[c], vec3, vop, pair, aff, &iter);
+		check_exchanges(comms[c], vec3, &iter);
 	}
 	check_overlapping(dup, split);
 	CHECK_MPI(MPI_Comm_free(&dup));

@@ -66,8 +66,9 @@ static int spin_until_delivered(int rank, char *buf, _Atomic int *flag, double t
 	double t0 = now();
 	while (rank == 1 ? !all_arrived(buf) : !atomic_load(flag)) {
 		if (now() - t0 > timeout_s) {
-			fprintf(stderr, "rank %d: no background progress: the message was not "
-			                "delivered within %.0f s while both ranks computed\n",
+			fprintf(stderr,
+			        "rank %d: no background progress: the message was not "
+			        "delivered within %.0f s while both ranks computed\n",
 			        rank, timeout_s);
 			return 0;
 		}
@@ -103,8 +104,8 @@ int main(int argc, char **argv)
 		/* Open the connection first: the watcher wakes on data and on
 		 * room to write more of it, not on a connect() completing. */
 		char out = 'w', in = 0;
-		CHECK_MPI(MPI_Sendrecv(&out, 1, MPI_CHAR, 1 - rank, 1, &in, 1, MPI_CHAR,
-		                       1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_Sendrecv(&out, 1, MPI_CHAR, 1 - rank, 1, &in, 1, MPI_CHAR, 1 - rank,
+		                       1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 
@@ -125,14 +126,17 @@ int main(int argc, char **argv)
 		double t0 = now();
 		while (!atomic_load(flag)) /* no MPI call in this loop */
 			if (now() - t0 > timeout_s) {
-				fprintf(stderr, "rank 1: no background progress: rank 0's wait did "
-				                "not return within %.0f s\n", timeout_s);
+				fprintf(stderr,
+				        "rank 1: no background progress: rank 0's wait did "
+				        "not return within %.0f s\n",
+				        timeout_s);
 				ok = 0;
 				break;
 			}
 		if (ok)
 			printf("rank 1: rank 0's wait returned after %.3f s without any MPI "
-			       "call on rank 1\n", now() - t0);
+			       "call on rank 1\n",
+			       now() - t0);
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 		CHECK(buf[0] == 'x' && buf[LEN - 1] == 'x');
 	}

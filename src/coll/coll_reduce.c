@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Iallreduce as a graph, pipelined in segments: recursive doubling on
- * a power of two of ranks, otherwise a reduction up a binomial tree to
- * rank 0, then a broadcast down the same tree. Each
- * segment moves on its own: segment j is sent up as soon as its children's
- * parts are reduced, and down as soon as it arrived, while other segments
- * are still on the way up.
+ * Reductions as graphs, pipelined in segments. MPI_Ireduce: a reduction up
+ * a binomial tree to rank 0, which passes the result to the root.
+ * MPI_Iallreduce: recursive doubling on a power of two of ranks, otherwise
+ * the same reduction up the tree, then a broadcast down it. Each segment
+ * moves on its own: segment j is sent up as soon as its children's parts
+ * are reduced, and down as soon as it arrived, while other segments are
+ * still on the way up.
  *
  * Order of operands (non-commutative operations): rank r's subtree is the
  * ranks [r, r + low); its children are taken in increasing distance, each
@@ -41,43 +42,91 @@ static struct layout layout_of(MPI_Datatype type, int count)
 			rc = coll_mpi_error(call); \
 	} while (0)
 
+/*
+ * The up phase of segment j (n elements at byte offset off): this rank's
+ * operand `mine` combined with its children's parts, received into their
+ * scratch buffers (tmp, one span each), in increasing distance. Returns
+ * the buffer that holds the combined value and sets *node to the node
+ * that wrote it (-1: `mine` itself, nothing to wait for).
+ */
+static const char *tree_up(struct coll_op *op, const char *mine, char *tmp, struct layout l,
+                           const int *children, int nchild, MPI_Aint off, int n, MPI_Datatype type,
+                           MPI_Op mop, int tag, int *node, int *rcp)
+{
+	int rc = *rcp;
+	const char *acc = mine + off;
+	int acc_node = -1;
+	for (int c = nchild - 1; c >= 0 && rc == MPI_SUCCESS; c--) {
+		char *t = tmp + (size_t)l.span * (size_t)c + l.shift + off;
+		int r = -1, red = -1;
+		ADD(piano_graph_add_recv(op->g, t, n, type, children[c], tag, &r));
+		ADD(piano_graph_add_reduce(op->g, acc, t, n, type, mop, &red));
+		ADD(piano_graph_add_edge(op->g, r, red));
+		if (acc_node >= 0)
+			ADD(piano_graph_add_edge(op->g, acc_node, red));
+		acc = t;
+		acc_node = red;
+	}
+	*node = acc_node;
+	*rcp = rc;
+	return acc;
+}
+
+/* Scratch for the children's parts: a span each (NULL: out of memory). */
+static char *tree_scratch(struct coll_op *op, struct layout l, int nchild, int *rc)
+{
+	if (nchild == 0)
+		return NULL;
+	char *tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nchild);
+	if (!tmp)
+		*rc = MPI_ERR_NO_MEM;
+	return tmp;
+}
+
+/* What both tree reductions share: this rank's operand, its place in the
+ * tree rooted at rank 0, its children's scratch, the segments. */
+struct tree {
+	struct layout l;
+	const char *mine;
+	int parent, children[32], nchild;
+	char *tmp;
+	int seg, nseg;
+};
+
+static int tree_init(struct coll_op *op, struct tree *t, const void *sendbuf, void *recvbuf,
+                     int count, MPI_Datatype type, long segment)
+{
+	int rc = MPI_SUCCESS;
+	t->l = layout_of(type, count);
+	t->mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	t->nchild = coll_tree(op->rank, op->size, &t->parent, t->children);
+	t->tmp = tree_scratch(op, t->l, t->nchild, &rc);
+	t->nseg = coll_segments(count, type, segment, op->ntags / 2, &t->seg);
+	return rc;
+}
+
+/* Segment j: its byte offset, and its element count in *n. */
+static MPI_Aint tree_segment(const struct tree *t, int j, int count, int *n)
+{
+	*n = count - j * t->seg < t->seg ? count - j * t->seg : t->seg;
+	return (MPI_Aint)j * t->seg * t->l.extent;
+}
+
 /* Reduction up the tree, broadcast down (any number of ranks). */
 static int tree_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype type, MPI_Op mop, long segment)
 {
-	int rc = MPI_SUCCESS;
-	struct layout l = layout_of(type, count);
-	int in_place = sendbuf == MPI_IN_PLACE;
-	const char *mine = in_place ? recvbuf : sendbuf;
-	int parent, children[32];
-	int nchild = coll_tree(op->rank, op->size, &parent, children);
-	char *tmp = NULL;
-	if (nchild > 0) {
-		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nchild);
-		if (!tmp)
-			return MPI_ERR_NO_MEM;
-	}
-	int seg = 0;
-	int nseg = coll_segments(count, type, segment, op->ntags / 2, &seg);
-	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
-		MPI_Aint off = (MPI_Aint)j * seg * l.extent;
-		int n = count - j * seg < seg ? count - j * seg : seg;
+	struct tree t;
+	int rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
+	int in_place = sendbuf == MPI_IN_PLACE, parent = t.parent, nchild = t.nchild;
+	const int *children = t.children;
+	for (int j = 0; rc == MPI_SUCCESS && j < t.nseg; j++) {
+		int n;
+		MPI_Aint off = tree_segment(&t, j, count, &n);
 		int up = op->tag + 2 * j, down = up + 1;
-		/* Up: acc is the segment's running value (whose node last wrote
-		 * it, -1 for none). Children in increasing distance. */
-		const char *acc = mine + off;
 		int acc_node = -1;
-		for (int c = nchild - 1; c >= 0 && rc == MPI_SUCCESS; c--) {
-			char *t = tmp + (size_t)l.span * (size_t)c + l.shift + off;
-			int r = -1, red = -1;
-			ADD(piano_graph_add_recv(op->g, t, n, type, children[c], up, &r));
-			ADD(piano_graph_add_reduce(op->g, acc, t, n, type, mop, &red));
-			ADD(piano_graph_add_edge(op->g, r, red));
-			if (acc_node >= 0)
-				ADD(piano_graph_add_edge(op->g, acc_node, red));
-			acc = t;
-			acc_node = red;
-		}
+		const char *acc = tree_up(op, t.mine, t.tmp, t.l, children, nchild, off, n, type,
+		                          mop, up, &acc_node, &rc);
 		/* The segment's result in recvbuf: received from the parent, or
 		 * (at rank 0) copied from acc. `have` is the node after which
 		 * recvbuf's segment holds it (-1: from the start). */
@@ -172,6 +221,54 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 		}
 	}
 	return rc;
+}
+
+/*
+ * MPI_Ireduce: the up phase of the allreduce's tree, rooted at rank 0 so
+ * that the operands stay in rank order whatever the root; rank 0 then
+ * sends each segment to the root (or copies it there when it is the root).
+ */
+int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+                 int root, MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct tree t;
+	rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
+	for (int j = 0; rc == MPI_SUCCESS && j < t.nseg; j++) {
+		int n;
+		MPI_Aint off = tree_segment(&t, j, count, &n);
+		int up = op->tag + 2 * j, out = up + 1;
+		int acc_node = -1, s = -1;
+		const char *acc = tree_up(op, t.mine, t.tmp, t.l, t.children, t.nchild, off, n,
+		                          type, mop, up, &acc_node, &rc);
+		if (t.parent >= 0)
+			ADD(piano_graph_add_send(op->g, acc, n, type, t.parent, up, &s));
+		else if (root != 0)
+			ADD(piano_graph_add_send(op->g, acc, n, type, root, out, &s));
+		else if (acc != (char *)recvbuf + off)
+			ADD(piano_graph_add_copy(op->g, acc, n, type, (char *)recvbuf + off, n,
+			                         type, &s));
+		if (s >= 0 && acc_node >= 0)
+			ADD(piano_graph_add_edge(op->g, acc_node, s));
+		/* The root's result from rank 0; in place, recvbuf is the root's
+		 * operand: overwritten only once its segment went up. */
+		if (op->rank == root && root != 0) {
+			int r = -1;
+			ADD(piano_graph_add_recv(op->g, (char *)recvbuf + off, n, type, 0, out,
+			                         &r));
+			int sent = s; /* the root's own send up, if any */
+			if (sendbuf == MPI_IN_PLACE && sent >= 0)
+				ADD(piano_graph_add_edge(op->g, sent, r));
+		}
+	}
+	if (rc != MPI_SUCCESS) {
+		coll_op_abandon(op);
+		return rc;
+	}
+	return coll_op_start(op, request);
 }
 
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
