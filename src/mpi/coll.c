@@ -48,7 +48,7 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLGATHER, comm, 0,
 	              ok(recvcount, recvtype) &&
-	                  (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
+	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
 		return coll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 		                       comm, request);
 	return coll_track(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request);
@@ -75,7 +75,7 @@ PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype s
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLTOALL, comm, 0,
 	              ok(recvcount, recvtype) &&
-	                  (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
+	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
 		return coll_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 		                      comm, request);
 	return coll_track(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request);
@@ -133,12 +133,11 @@ static bool rooted_ok(MPI_Comm comm, int root, bool in_place, int many_count,
 PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_IGATHER, comm, root,
-	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, recvcount, recvtype, sendcount,
-	                        sendtype)))
-		return coll_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-		                    comm, request);
+	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_IGATHER, comm, root,
+	                                       rooted_ok(comm, root, sendbuf == MPI_IN_PLACE,
+	                                                 recvcount, recvtype, sendcount, sendtype)))
+		return coll_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+		                    root, comm, request);
 	return coll_track(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
 
@@ -208,12 +207,11 @@ PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_ISCATTER, comm, root,
-	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, sendcount, sendtype, recvcount,
-	                        recvtype)))
-		return coll_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-		                     comm, request);
+	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_ISCATTER, comm, root,
+	                                       rooted_ok(comm, root, recvbuf == MPI_IN_PLACE,
+	                                                 sendcount, sendtype, recvcount, recvtype)))
+		return coll_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+		                     root, comm, request);
 	return coll_track(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
 
