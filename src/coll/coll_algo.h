@@ -17,14 +17,27 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
                 MPI_Request *request);
 int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                  int root, MPI_Comm comm, long segment, MPI_Request *request);
-int coll_ialltoall(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
-int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
-int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
-int coll_iscatter(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request);
+/*
+ * size blocks in one buffer, as the exchanges take them: block i holds
+ * counts[i] elements of type at displs[i] extents from base; counts and
+ * displs NULL: every block `count` elements, block i at i * count.
+ */
+struct coll_blocks {
+	const void *base;
+	int count;
+	const int *counts, *displs;
+	MPI_Datatype type;
+};
+
+/* send.base MPI_IN_PLACE (with uniform blocks only): the blocks are recv's. */
+int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
+                   MPI_Request *request);
+int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct coll_blocks recv,
+                    MPI_Comm comm, MPI_Request *request);
+int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, struct coll_blocks recv,
+                 int root, MPI_Comm comm, MPI_Request *request);
+int coll_iscatter(struct coll_blocks send, void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+                  MPI_Comm comm, MPI_Request *request);
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, long segment, MPI_Request *request);
 

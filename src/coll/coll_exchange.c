@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The block exchanges as graphs: MPI_Ialltoall, MPI_Iallgather,
- * MPI_Igather, MPI_Iscatter. Each is direct: every block goes straight from
+ * MPI_Igather, MPI_Iscatter and their `v` forms. Each is direct: every block goes straight from
  * the rank that has it to the rank that needs it, every receive and every
  * send posted at start (one tag: one message per pair of ranks), so the
  * whole exchange moves with no step waiting for another: size - 1
@@ -20,13 +20,6 @@
 		if (rc == MPI_SUCCESS)             \
 			rc = coll_mpi_error(call); \
 	} while (0)
-
-static MPI_Aint extent_of(MPI_Datatype type)
-{
-	MPI_Aint lb, extent;
-	PMPI_Type_get_extent(type, &lb, &extent);
-	return extent;
-}
 
 static int finish(struct coll_op *op, int rc, MPI_Request *request)
 {
@@ -57,73 +50,80 @@ static int stage_in_place(struct coll_op *op, void *recvbuf, int rcount, MPI_Dat
 	        piano_graph_add_copy(op->g, recvbuf, n, rtype, *copy, n, rtype, node));
 }
 
-int coll_ialltoall(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request)
+static char *block_at(const struct coll_blocks *b, int i, int *n)
+{
+	MPI_Aint lb, ext;
+	PMPI_Type_get_extent(b->type, &lb, &ext);
+	*n = b->counts ? b->counts[i] : b->count;
+	MPI_Aint d = b->displs ? b->displs[i] : (MPI_Aint)i * b->count;
+	return (char *)(uintptr_t)b->base + d * ext;
+}
+
+int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
+                   MPI_Request *request)
 {
 	struct coll_op *op;
 	int rc = coll_op_begin(comm, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	MPI_Aint rext = extent_of(rtype), sext;
-	const char *src = sendbuf;
-	int staged = -1;
-	if (sendbuf == MPI_IN_PLACE) {
+	int staged = -1, in_place = send.base == MPI_IN_PLACE;
+	if (in_place) { /* uniform blocks only (coll.c) */
 		char *copy = NULL;
-		rc = stage_in_place(op, recvbuf, rcount, rtype, &copy, &staged);
-		src = copy;
-		scount = rcount;
-		stype = rtype;
+		rc = stage_in_place(op, (void *)(uintptr_t)recv.base, recv.count, recv.type, &copy,
+		                    &staged);
+		send = recv;
+		send.base = copy;
 	}
-	sext = extent_of(stype);
 	int me = op->rank;
 	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
 		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, r = -1, s = -1;
-		ADD(piano_graph_add_recv(op->g, (char *)recvbuf + (MPI_Aint)from * rcount * rext,
-		                         rcount, rtype, from, op->tag, &r));
-		ADD(piano_graph_add_send(op->g, src + (MPI_Aint)to * scount * sext, scount, stype,
-		                         to, op->tag, &s));
+		int rn, sn;
+		char *rb = block_at(&recv, from, &rn), *sb = block_at(&send, to, &sn);
+		ADD(piano_graph_add_recv(op->g, rb, rn, recv.type, from, op->tag, &r));
+		ADD(piano_graph_add_send(op->g, sb, sn, send.type, to, op->tag, &s));
 		if (staged >= 0) {
 			ADD(piano_graph_add_edge(op->g, staged, r));
 			ADD(piano_graph_add_edge(op->g, staged, s));
 		}
 	}
-	if (sendbuf != MPI_IN_PLACE)
-		ADD(piano_graph_add_copy(op->g, src + (MPI_Aint)me * scount * sext, scount, stype,
-		                         (char *)recvbuf + (MPI_Aint)me * rcount * rext, rcount,
-		                         rtype, NULL));
+	if (!in_place) {
+		int rn, sn;
+		char *rb = block_at(&recv, me, &rn), *sb = block_at(&send, me, &sn);
+		ADD(piano_graph_add_copy(op->g, sb, sn, send.type, rb, rn, recv.type, NULL));
+	}
 	return finish(op, rc, request);
 }
 
-int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request)
+int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct coll_blocks recv,
+                    MPI_Comm comm, MPI_Request *request)
 {
 	struct coll_op *op;
 	int rc = coll_op_begin(comm, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	MPI_Aint rext = extent_of(rtype);
-	int me = op->rank;
-	char *mine = (char *)recvbuf + (MPI_Aint)me * rcount * rext;
-	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
-		int from = (me - i + op->size) % op->size, to = (me + i) % op->size;
-		ADD(piano_graph_add_recv(op->g, (char *)recvbuf + (MPI_Aint)from * rcount * rext,
-		                         rcount, rtype, from, op->tag, NULL));
-		if (sendbuf == MPI_IN_PLACE)
-			ADD(piano_graph_add_send(op->g, mine, rcount, rtype, to, op->tag, NULL));
-		else
-			ADD(piano_graph_add_send(op->g, sendbuf, scount, stype, to, op->tag, NULL));
+	int me = op->rank, mn;
+	char *mine = block_at(&recv, me, &mn);
+	if (sendbuf == MPI_IN_PLACE) {
+		sendbuf = mine;
+		scount = mn;
+		stype = recv.type;
 	}
-	if (sendbuf != MPI_IN_PLACE)
-		ADD(piano_graph_add_copy(op->g, sendbuf, scount, stype, mine, rcount, rtype, NULL));
+	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
+		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, rn;
+		char *rb = block_at(&recv, from, &rn);
+		ADD(piano_graph_add_recv(op->g, rb, rn, recv.type, from, op->tag, NULL));
+		ADD(piano_graph_add_send(op->g, sendbuf, scount, stype, to, op->tag, NULL));
+	}
+	if (sendbuf != mine)
+		ADD(piano_graph_add_copy(op->g, sendbuf, scount, stype, mine, mn, recv.type, NULL));
 	return finish(op, rc, request);
 }
 
 /* Gather (blocks to the root) and scatter (blocks from it): the root
  * exchanges a block with every other rank and copies its own between
- * `mine` (count x type, MPI_IN_PLACE: already there) and its block of
- * `blocks` (size x bcount x btype). */
-static int rooted(bool gather, const void *mine, int count, MPI_Datatype type, const void *blocks,
-                  int bcount, MPI_Datatype btype, int root, MPI_Comm comm, MPI_Request *request)
+ * `mine` (count x type, MPI_IN_PLACE: already there) and its block. */
+static int rooted(bool gather, const void *mine, int count, MPI_Datatype type,
+                  struct coll_blocks blocks, int root, MPI_Comm comm, MPI_Request *request)
 {
 	struct coll_op *op;
 	int rc = coll_op_begin(comm, &op);
@@ -137,37 +137,37 @@ static int rooted(bool gather, const void *mine, int count, MPI_Datatype type, c
 			                         op->tag, NULL));
 		return finish(op, rc, request);
 	}
-	char *b = (char *)(uintptr_t)blocks;
-	MPI_Aint ext = extent_of(btype);
 	for (int i = 0; i < op->size && rc == MPI_SUCCESS; i++) {
 		if (i == root)
 			continue;
-		char *block = b + (MPI_Aint)i * bcount * ext;
+		int n;
+		char *block = block_at(&blocks, i, &n);
 		if (gather)
-			ADD(piano_graph_add_recv(op->g, block, bcount, btype, i, op->tag, NULL));
+			ADD(piano_graph_add_recv(op->g, block, n, blocks.type, i, op->tag, NULL));
 		else
-			ADD(piano_graph_add_send(op->g, block, bcount, btype, i, op->tag, NULL));
+			ADD(piano_graph_add_send(op->g, block, n, blocks.type, i, op->tag, NULL));
 	}
-	char *own = b + (MPI_Aint)root * bcount * ext;
+	int n;
+	char *own = block_at(&blocks, root, &n);
 	if (mine != MPI_IN_PLACE) {
 		if (gather)
-			ADD(piano_graph_add_copy(op->g, mine, count, type, own, bcount, btype,
+			ADD(piano_graph_add_copy(op->g, mine, count, type, own, n, blocks.type,
 			                         NULL));
 		else
-			ADD(piano_graph_add_copy(op->g, own, bcount, btype, (void *)(uintptr_t)mine,
-			                         count, type, NULL));
+			ADD(piano_graph_add_copy(op->g, own, n, blocks.type,
+			                         (void *)(uintptr_t)mine, count, type, NULL));
 	}
 	return finish(op, rc, request);
 }
 
-int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request)
+int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, struct coll_blocks recv,
+                 int root, MPI_Comm comm, MPI_Request *request)
 {
-	return rooted(true, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, request);
+	return rooted(true, sendbuf, scount, stype, recv, root, comm, request);
 }
 
-int coll_iscatter(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
-                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *request)
+int coll_iscatter(struct coll_blocks send, void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
 {
-	return rooted(false, recvbuf, rcount, rtype, sendbuf, scount, stype, root, comm, request);
+	return rooted(false, recvbuf, rcount, rtype, send, root, comm, request);
 }

@@ -43,20 +43,51 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 /* A buffer's description the MPI would accept. */
 static bool ok(int count, MPI_Datatype type) { return count >= 0 && type != MPI_DATATYPE_NULL; }
 
+static struct coll_blocks uniform(const void *base, int count, MPI_Datatype type)
+{
+	return (struct coll_blocks){ base, count, NULL, NULL, type };
+}
+
+static struct coll_blocks varied(const void *base, const int *counts, const int *displs,
+                                 MPI_Datatype type)
+{
+	return (struct coll_blocks){ base, 0, counts, displs, type };
+}
+
+/* The communicator's size blocks described as the MPI would accept them. */
+static bool blocks_ok(MPI_Comm comm, const struct coll_blocks *b)
+{
+	if (!b->counts)
+		return ok(b->count, b->type);
+	int size = 0;
+	if (b->type == MPI_DATATYPE_NULL || !b->displs ||
+	    PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+		return false;
+	for (int i = 0; i < size; i++)
+		if (b->counts[i] < 0)
+			return false;
+	return true;
+}
+
 PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	struct coll_blocks recv = uniform(recvbuf, recvcount, recvtype);
 	if (use_graph(PMPI_COLL_IALLGATHER, comm, 0,
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
-		return coll_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-		                       comm, request);
+		return coll_iallgather(sendbuf, sendcount, sendtype, recv, comm, request);
 	return coll_track(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request);
 }
 
 PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
+	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_IALLGATHER, comm, 0,
+	                                       blocks_ok(comm, &recv) && (sendbuf == MPI_IN_PLACE ||
+	                                                                  ok(sendcount, sendtype))))
+		return coll_iallgather(sendbuf, sendcount, sendtype, recv, comm, request);
 	return coll_track(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request), request);
 }
 
@@ -76,14 +107,21 @@ PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype s
 	if (use_graph(PMPI_COLL_IALLTOALL, comm, 0,
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
-		return coll_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-		                      comm, request);
+		return coll_ialltoall(uniform(sendbuf, sendcount, sendtype),
+		                      uniform(recvbuf, recvcount, recvtype), comm, request);
 	return coll_track(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request);
 }
 
 PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	/* In place, the blocks would have to be staged one by one: the MPI's. */
+	struct coll_blocks send = varied(sendbuf, sendcounts, sdispls, sendtype),
+	                   recv = varied(recvbuf, recvcounts, rdispls, recvtype);
+	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE &&
+	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	              blocks_ok(comm, &send) && blocks_ok(comm, &recv)))
+		return coll_ialltoall(send, recv, comm, request);
 	return coll_track(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request), request);
 }
 
@@ -119,31 +157,36 @@ PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_D
 /* Whether this rank's buffers are valid where they are significant: the
  * root's `many` side (size blocks), everyone's `one` side (except the
  * root's when in place). */
-static bool rooted_ok(MPI_Comm comm, int root, bool in_place, int many_count,
-                      MPI_Datatype many_type, int one_count, MPI_Datatype one_type)
+static bool rooted_ok(MPI_Comm comm, int root, bool in_place, const struct coll_blocks *many,
+                      int one_count, MPI_Datatype one_type)
 {
 	int rank = -1;
 	if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
 		return false;
 	if (rank == root)
-		return ok(many_count, many_type) && (in_place || ok(one_count, one_type));
+		return blocks_ok(comm, many) && (in_place || ok(one_count, one_type));
 	return ok(one_count, one_type);
 }
 
 PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_IGATHER, comm, root,
-	                                       rooted_ok(comm, root, sendbuf == MPI_IN_PLACE,
-	                                                 recvcount, recvtype, sendcount, sendtype)))
-		return coll_igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-		                    root, comm, request);
+	struct coll_blocks recv = uniform(recvbuf, recvcount, recvtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_IGATHER, comm, root,
+	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype)))
+		return coll_igather(sendbuf, sendcount, sendtype, recv, root, comm, request);
 	return coll_track(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
 
 PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_IGATHER, comm, root,
+	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype)))
+		return coll_igather(sendbuf, sendcount, sendtype, recv, root, comm, request);
 	return coll_track(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request), request);
 }
 
@@ -207,16 +250,21 @@ PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
-	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_ISCATTER, comm, root,
-	                                       rooted_ok(comm, root, recvbuf == MPI_IN_PLACE,
-	                                                 sendcount, sendtype, recvcount, recvtype)))
-		return coll_iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-		                     root, comm, request);
+	struct coll_blocks send = uniform(sendbuf, sendcount, sendtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_ISCATTER, comm, root,
+	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype)))
+		return coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm, request);
 	return coll_track(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
 
 PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	struct coll_blocks send = varied(sendbuf, sendcounts, displs, sendtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_ISCATTER, comm, root,
+	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype)))
+		return coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm, request);
 	return coll_track(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }

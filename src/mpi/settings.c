@@ -125,7 +125,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
 	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
 	  "`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Ialltoall`, `MPI_Iallgather`, `MPI_Igather`, "
-	  "`MPI_Iscatter`), `graph:ibcast,iallreduce` = those. Graphs need background "
+	  "`MPI_Iscatter`, and the `v` forms of the last four under the same names), "
+	  "`graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },
 	{ "PIANO_COLL_SEGMENT", PIANO_SETTING_INT, "65536", 1024, 1073741824L, NULL, NULL, NULL,

@@ -2,7 +2,8 @@
 /*
  * Graph collectives (PIANO_COLL=graph, docs/coll.md): MPI_Ibarrier,
  * MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Ialltoall, MPI_Iallgather,
- * MPI_Igather and MPI_Iscatter through the MPI calls, results compared
+ * MPI_Igather and MPI_Iscatter (and the `v` forms of the last four)
+ * through the MPI calls, results compared
  * with the MPI's blocking collective on the same data, for
  *   - counts 0, 1, 7, fewer than the ranks, and 40,000 (40 segments with
  *     PIANO_COLL_SEGMENT=4096, as the tests run it);
@@ -276,6 +277,113 @@ static void check_exchanges(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	free(b);
 }
 
+/* Per-rank block sizes and displacements with a gap of one element after
+ * each block (the gaps must stay untouched): block i of `v` holds
+ * cnt[i] elements at dsp[i]; returns the elements the buffer spans. */
+static int layout_v(int size, const int *cnt, int *dsp)
+{
+	int at = 0;
+	for (int i = 0; i < size; i++) {
+		dsp[i] = at;
+		at += cnt[i] + 1;
+	}
+	return at;
+}
+
+/* Ialltoallv, Iallgatherv, Igatherv, Iscatterv with blocks of varied sizes
+ * (zero included) and gaps, in place where MPI allows it, every root. */
+static void check_vexchanges(MPI_Comm comm, int *iter)
+{
+	int rank, size;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	static const int units[] = { 1, 7, 3000 };
+	int *sc = malloc(sizeof(int) * 4 * (size_t)size), *sd = sc + size, *rc = sd + size,
+	    *rd = rc + size;
+	size_t cap = (3 * 3000 + 1) * (size_t)size + 1;
+	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
+	    *b = malloc(sizeof(int) * cap);
+	CHECK(sc && s && a && b);
+	for (int u = 0; u < 3; u++)
+		for (int which = 0; which < 4; which++)
+			for (int root = 0; root < (which >= 2 ? size : 1); root++)
+				for (int inplace = 0; inplace < 2; inplace++) {
+					int n = units[u];
+					for (int i = 0; i < size; i++) {
+						/* alltoallv: rank r sends ((r + 2i) % 3) n to i */
+						sc[i] = which == 0 ? (rank + 2 * i) % 3 * n
+						                   : i % 3 * n;
+						rc[i] = which == 0 ? (i + 2 * rank) % 3 * n
+						                   : i % 3 * n;
+					}
+					int slen = layout_v(size, sc, sd),
+					    rlen = layout_v(size, rc, rd);
+					for (int i = 0; i < slen; i++)
+						s[i] = rank * 100000 + i;
+					int ip = inplace &&
+					         (which == 1 || (which >= 2 && rank == root));
+					int mine = rank % 3 * n; /* allgatherv, gatherv, scatterv */
+					for (int i = 0; i < rlen; i++)
+						a[i] = b[i] = -5;
+					if (ip && which != 3) /* this rank's block is in place */
+						for (int i = 0; i < mine; i++)
+							a[rd[rank] + i] = b[rd[rank] + i] = s[i];
+					if (ip && which == 3) /* the root keeps its own block */
+						for (int i = 0; i < mine; i++)
+							a[i] = b[i] = s[sd[rank] + i];
+					const void *sb = ip && which != 3 ? MPI_IN_PLACE : s;
+					void *ra = ip && which == 3 ? MPI_IN_PLACE : a;
+					void *rb = ip && which == 3 ? MPI_IN_PLACE : b;
+					MPI_Request req;
+					switch (which) {
+					case 0:
+						CHECK_MPI(MPI_Ialltoallv(s, sc, sd, MPI_INT, a, rc,
+						                         rd, MPI_INT, comm, &req));
+						break;
+					case 1:
+						CHECK_MPI(MPI_Iallgatherv(sb, mine, MPI_INT, a, rc,
+						                          rd, MPI_INT, comm, &req));
+						break;
+					case 2:
+						CHECK_MPI(MPI_Igatherv(sb, mine, MPI_INT, a, rc, rd,
+						                       MPI_INT, root, comm, &req));
+						break;
+					default:
+						CHECK_MPI(MPI_Iscatterv(s, sc, sd, MPI_INT, ra,
+						                        mine, MPI_INT, root, comm,
+						                        &req));
+					}
+					complete(&req, (enum how)((*iter)++ % NHOW), comm);
+					switch (which) {
+					case 0:
+						CHECK_MPI(MPI_Alltoallv(s, sc, sd, MPI_INT, b, rc,
+						                        rd, MPI_INT, comm));
+						break;
+					case 1:
+						CHECK_MPI(MPI_Allgatherv(sb, mine, MPI_INT, b, rc,
+						                         rd, MPI_INT, comm));
+						break;
+					case 2:
+						CHECK_MPI(MPI_Gatherv(sb, mine, MPI_INT, b, rc, rd,
+						                      MPI_INT, root, comm));
+						break;
+					default:
+						CHECK_MPI(MPI_Scatterv(s, sc, sd, MPI_INT, rb, mine,
+						                       MPI_INT, root, comm));
+					}
+					if (which == 2 && rank != root)
+						continue;
+					CHECK(memcmp(a, b,
+					             sizeof(int) *
+					                     (size_t)(which == 3 ? mine : rlen)) ==
+					      0);
+				}
+	free(sc);
+	free(s);
+	free(a);
+	free(b);
+}
+
 static void check_barrier(MPI_Comm comm, int *iter)
 {
 	for (int i = 0; i < 20; i++) {
@@ -334,6 +442,7 @@ int main(int argc, char **argv)
 		check_bcast(comms[c], vec3, &iter);
 		check_reductions(comms[c], vec3, vop, pair, aff, &iter);
 		check_exchanges(comms[c], vec3, &iter);
+		check_vexchanges(comms[c], &iter);
 	}
 	check_overlapping(dup, split);
 	CHECK_MPI(MPI_Comm_free(&dup));
