@@ -38,6 +38,12 @@ int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, struct col
                  int root, MPI_Comm comm, MPI_Request *request);
 int coll_iscatter(struct coll_blocks send, void *recvbuf, int rcount, MPI_Datatype rtype, int root,
                   MPI_Comm comm, MPI_Request *request);
+int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype type,
+                               MPI_Op op, MPI_Comm comm, long segment, MPI_Request *request);
+int coll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm, long segment, MPI_Request *request);
+int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm, long segment, MPI_Request *request);
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, long segment, MPI_Request *request);
 

@@ -44,7 +44,8 @@ static void op_destroy(struct coll_op *op)
 {
 	if (op->g)
 		piano_graph_free(op->g);
-	free(op->scratch);
+	for (int i = 0; i < op->nscratch; i++)
+		free(op->scratch[i]);
 	if (op->sh)
 		coll_shadow_put(op->sh);
 	free(op);
@@ -79,9 +80,12 @@ err_op:
 
 void *coll_op_scratch(struct coll_op *op, size_t bytes)
 {
-	free(op->scratch);
-	op->scratch = calloc(1, bytes ? bytes : 1);
-	return op->scratch;
+	if (op->nscratch == (int)(sizeof(op->scratch) / sizeof(op->scratch[0])))
+		return NULL;
+	void *p = calloc(1, bytes ? bytes : 1);
+	if (p)
+		op->scratch[op->nscratch++] = p;
+	return p;
 }
 
 void coll_op_abandon(struct coll_op *op) { op_destroy(op); }

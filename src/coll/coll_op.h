@@ -31,15 +31,16 @@ struct coll_shadow;
 struct coll_op {
 	piano_graph_t *g;
 	struct coll_shadow *sh;
-	int rank, size; /* in the communicator */
-	int tag, ntags; /* the operation's tags: tag .. tag + ntags - 1 */
-	void *scratch;  /* coll_op_scratch() */
+	int rank, size;   /* in the communicator */
+	int tag, ntags;   /* the operation's tags: tag .. tag + ntags - 1 */
+	void *scratch[4]; /* coll_op_scratch() */
+	int nscratch;
 	MPI_Request req;
 };
 
 int coll_op_begin(MPI_Comm comm, struct coll_op **out);
 /* Memory for the operation's lifetime (zeroed), NULL when out of memory;
- * one block per operation. */
+ * up to four blocks per operation. */
 void *coll_op_scratch(struct coll_op *op, size_t bytes);
 int coll_op_start(struct coll_op *op, MPI_Request *request);
 void coll_op_abandon(struct coll_op *op);

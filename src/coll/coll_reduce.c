@@ -18,8 +18,11 @@
  */
 #include "coll_algo.h"
 #include "coll_op.h"
+#include "graph_internal.h"
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 struct layout {
 	MPI_Aint extent, span, shift; /* span: bytes of count elements; shift: -true_lb */
@@ -105,11 +108,26 @@ static int tree_init(struct coll_op *op, struct tree *t, const void *sendbuf, vo
 	return rc;
 }
 
-/* Segment j: its byte offset, and its element count in *n. */
+/* Segment j of count elements cut in segments of seg: its byte offset, and
+ * its element count in *n. */
+static MPI_Aint segment_at(int j, int seg, int count, MPI_Aint extent, int *n)
+{
+	*n = count - j * seg < seg ? count - j * seg : seg;
+	return (MPI_Aint)j * seg * extent;
+}
+
 static MPI_Aint tree_segment(const struct tree *t, int j, int count, int *n)
 {
-	*n = count - j * t->seg < t->seg ? count - j * t->seg : t->seg;
-	return (MPI_Aint)j * t->seg * t->l.extent;
+	return segment_at(j, t->seg, count, t->l.extent, n);
+}
+
+/* Steps of recursive doubling over size ranks: ceil(log2(size)). */
+static int doubling_steps(int size)
+{
+	int k = 0;
+	while ((1 << k) < size)
+		k++;
+	return k;
 }
 
 /* Reduction up the tree, broadcast down (any number of ranks). */
@@ -178,9 +196,7 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 	int rc = MPI_SUCCESS, commute = 0;
 	PMPI_Op_commutative(mop, &commute);
 	struct layout l = layout_of(type, count);
-	int nsteps = 0;
-	while ((1 << nsteps) < op->size)
-		nsteps++;
+	int nsteps = doubling_steps(op->size);
 	char *tmp = NULL;
 	if (nsteps > 0) {
 		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nsteps);
@@ -190,8 +206,8 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 	int seg = 0;
 	int nseg = coll_segments(count, type, segment, op->ntags / (nsteps ? nsteps : 1), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
-		MPI_Aint off = (MPI_Aint)j * seg * l.extent;
-		int n = count - j * seg < seg ? count - j * seg : seg;
+		int n;
+		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
 		char *res = (char *)recvbuf + off;
 		int last = -1; /* the node that last wrote res */
 		if (sendbuf != MPI_IN_PLACE)
@@ -271,6 +287,25 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 	return coll_op_start(op, request);
 }
 
+/* The allreduce of either algorithm; the choice depends on the
+ * communicator's size only, so every rank makes the same. */
+static int allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype type, MPI_Op mop, long segment)
+{
+	if ((op->size & (op->size - 1)) == 0)
+		return doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	return tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+}
+
+static int finish(struct coll_op *op, int rc, MPI_Request *request)
+{
+	if (rc != MPI_SUCCESS) {
+		coll_op_abandon(op);
+		return rc;
+	}
+	return coll_op_start(op, request);
+}
+
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
                     MPI_Comm comm, long segment, MPI_Request *request)
 {
@@ -278,15 +313,142 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 	int rc = coll_op_begin(comm, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	/* The choice depends on the communicator's size only: every rank
-	 * makes the same. */
-	if ((op->size & (op->size - 1)) == 0)
-		rc = doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
-	else
-		rc = tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
-	if (rc != MPI_SUCCESS) {
-		coll_op_abandon(op);
+	rc = allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	return finish(op, rc, request);
+}
+
+/* Edges from every node that has no successor yet to `node`: it runs last. */
+static int after_all(struct coll_op *op, int node)
+{
+	piano_graph_t *g = op->g;
+	char *has_succ = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
+	if (!has_succ)
+		return MPI_ERR_NO_MEM;
+	for (int e = 0; e < g->nedges; e++)
+		has_succ[g->edge_from[e]] = 1;
+	int rc = MPI_SUCCESS;
+	for (int i = 0; i < g->nnodes && rc == MPI_SUCCESS; i++)
+		if (i != node && !has_succ[i])
+			rc = coll_mpi_error(piano_graph_add_edge(g, i, node));
+	free(has_succ);
+	return rc;
+}
+
+/*
+ * MPI_Ireduce_scatter_block: the allreduce of all size blocks into scratch,
+ * then this rank's block copied to recvbuf once every node of it has run.
+ */
+int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype type,
+                               MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
 		return rc;
+	int count = rcount * op->size;
+	struct layout l = layout_of(type, count);
+	char *all = coll_op_scratch(op, (size_t)l.span);
+	if (!all)
+		rc = MPI_ERR_NO_MEM;
+	else
+		all += l.shift;
+	if (rc == MPI_SUCCESS)
+		rc = allreduce(op, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all, count, type,
+		               mop, segment);
+	int copy = -1;
+	ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)op->rank * rcount * l.extent, rcount, type,
+	                         recvbuf, rcount, type, &copy));
+	if (rc == MPI_SUCCESS)
+		rc = after_all(op, copy);
+	return finish(op, rc, request);
+}
+
+/*
+ * MPI_Iscan and MPI_Iexscan: prefix reductions by recursive doubling
+ * (Hillis-Steele). In step k rank r sends its inclusive partial to r + 2^k
+ * and combines the one of r - 2^k, which covers the ranks right below those
+ * its own partial covers: received op partial keeps the ranks' order. The
+ * scan's partial is recvbuf itself; the exclusive scan keeps the partial in
+ * scratch and builds its result in recvbuf from the received partials only
+ * (rank 0's recvbuf is left alone, as MPI leaves it undefined). A partial
+ * is overwritten only once this step's send of it has completed.
+ */
+static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct layout l = layout_of(type, count);
+	int nsteps = doubling_steps(op->size);
+	char *tmp = nsteps ? coll_op_scratch(op, (size_t)l.span * (size_t)nsteps) : NULL;
+	char *part = exclusive ? coll_op_scratch(op, (size_t)l.span) : NULL;
+	if ((nsteps && !tmp) || (exclusive && !part))
+		return finish(op, MPI_ERR_NO_MEM, request);
+	const char *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	int seg = 0;
+	int nseg = coll_segments(count, type, segment, op->ntags / (nsteps ? nsteps : 1), &seg);
+	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
+		int n;
+		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
+		char *res = (char *)recvbuf + off;
+		char *p = exclusive ? part + l.shift + off : res;
+		/* last_p: the node that last wrote the partial; last_r: the
+		 * result (exclusive scan), -1 for none. */
+		int last_p = -1, last_r = -1;
+		if (exclusive || sendbuf != MPI_IN_PLACE)
+			ADD(piano_graph_add_copy(op->g, mine + off, n, type, p, n, type, &last_p));
+		/* In place, recvbuf is the input the partial was copied from. */
+		if (exclusive && sendbuf == MPI_IN_PLACE)
+			last_r = last_p;
+		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
+			int d = 1 << k, tag = op->tag + j * nsteps + k, s = -1;
+			if (op->rank + d < op->size) {
+				ADD(piano_graph_add_send(op->g, p, n, type, op->rank + d, tag, &s));
+				if (last_p >= 0)
+					ADD(piano_graph_add_edge(op->g, last_p, s));
+			}
+			if (op->rank - d < 0)
+				continue;
+			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off;
+			int r = -1, red = -1;
+			ADD(piano_graph_add_recv(op->g, t, n, type, op->rank - d, tag, &r));
+			if (exclusive) {
+				int w = -1;
+				if (k == 0)
+					ADD(piano_graph_add_copy(op->g, t, n, type, res, n, type,
+					                         &w));
+				else
+					ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop,
+					                           &w));
+				ADD(piano_graph_add_edge(op->g, r, w));
+				if (last_r >= 0)
+					ADD(piano_graph_add_edge(op->g, last_r, w));
+				last_r = w;
+				if (op->rank + 2 * d >= op->size)
+					continue; /* the partial is not sent again */
+			}
+			ADD(piano_graph_add_reduce(op->g, t, p, n, type, mop, &red));
+			ADD(piano_graph_add_edge(op->g, r, red));
+			if (last_p >= 0)
+				ADD(piano_graph_add_edge(op->g, last_p, red));
+			if (s >= 0)
+				ADD(piano_graph_add_edge(op->g, s, red));
+			last_p = red;
+		}
 	}
-	return coll_op_start(op, request);
+	return finish(op, rc, request);
+}
+
+int coll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+               MPI_Comm comm, long segment, MPI_Request *request)
+{
+	return scan(false, sendbuf, recvbuf, count, type, mop, comm, segment, request);
+}
+
+int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+                 MPI_Comm comm, long segment, MPI_Request *request)
+{
+	return scan(true, sendbuf, recvbuf, count, type, mop, comm, segment, request);
 }

@@ -151,6 +151,10 @@ PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int r
 PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IEXSCAN, comm, 0,
+	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
+		return coll_iexscan(sendbuf, recvbuf, count, datatype, op, comm,
+		                    pmpi_g.coll_segment, request);
 	return coll_track(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request), request);
 }
 
@@ -238,12 +242,20 @@ PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const in
 PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
+	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
+		return coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+		                                  pmpi_g.coll_segment, request);
 	return coll_track(PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request), request);
 }
 
 PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_ISCAN, comm, 0,
+	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
+		return coll_iscan(sendbuf, recvbuf, count, datatype, op, comm, pmpi_g.coll_segment,
+		                  request);
 	return coll_track(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request), request);
 }
 

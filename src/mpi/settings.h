@@ -32,6 +32,9 @@ enum pmpi_coll_bit {
 	PMPI_COLL_IALLGATHER = 1u << 5,
 	PMPI_COLL_IGATHER = 1u << 6,
 	PMPI_COLL_ISCATTER = 1u << 7,
+	PMPI_COLL_IREDUCE_SCATTER_BLOCK = 1u << 8,
+	PMPI_COLL_ISCAN = 1u << 9,
+	PMPI_COLL_IEXSCAN = 1u << 10,
 };
 
 /* PIANO_COLL's value as a mask of pmpi_coll_bit: 0, or -1 with the reason

@@ -2,8 +2,8 @@
 /*
  * Graph collectives (PIANO_COLL=graph, docs/coll.md): MPI_Ibarrier,
  * MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Ialltoall, MPI_Iallgather,
- * MPI_Igather and MPI_Iscatter (and the `v` forms of the last four)
- * through the MPI calls, results compared
+ * MPI_Igather and MPI_Iscatter (and the `v` forms of the last four),
+ * MPI_Ireduce_scatter_block, MPI_Iscan and MPI_Iexscan through the MPI calls, results compared
  * with the MPI's blocking collective on the same data, for
  *   - counts 0, 1, 7, fewer than the ranks, and 40,000 (40 segments with
  *     PIANO_COLL_SEGMENT=4096, as the tests run it);
@@ -277,6 +277,70 @@ static void check_exchanges(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	free(b);
 }
 
+/* Iscan, Iexscan, Ireduce_scatter_block (blocks of the count each), in
+ * place or not, for the three operations of check_reductions(). */
+static void check_scans(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatype pair, MPI_Op aff,
+                        int *iter)
+{
+	int rank, size, cs[8];
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	int nc = counts(size, cs);
+	size_t cap = 3 * (size_t)BIG * (size_t)size;
+	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
+	    *b = malloc(sizeof(int) * cap);
+	CHECK(s && a && b);
+	for (int c = 0; c < nc; c++)
+		for (int kind = 0; kind < 3; kind++)
+			for (int which = 0; which < 3;
+			     which++) /* scan, exscan, reduce_scatter_block */
+				for (int ip = 0; ip < 2; ip++) {
+					int n = cs[c];
+					if (which == 2 && n > BIG / size)
+						n = BIG / size;
+					MPI_Datatype t = kind == 1   ? vec
+					                 : kind == 2 ? pair
+					                             : MPI_INT;
+					MPI_Op op = kind == 2 ? aff : kind == 1 ? vop : MPI_SUM;
+					int per = kind == 0 ? 1 : kind == 1 ? 3 : 2;
+					int len = per * n * (which == 2 ? size : 1);
+					for (int i = 0; i < len; i++) {
+						s[i] = kind == 2 ? (i % 2 ? rank + i : 2 * rank + 3)
+						                 : rank * 1000 + i;
+						a[i] = ip ? s[i] : -5;
+						b[i] = -5;
+					}
+					const void *sb = ip ? MPI_IN_PLACE : s;
+					MPI_Request req;
+					if (which == 0)
+						CHECK_MPI(MPI_Iscan(sb, a, n, t, op, comm, &req));
+					else if (which == 1)
+						CHECK_MPI(MPI_Iexscan(sb, a, n, t, op, comm, &req));
+					else
+						CHECK_MPI(MPI_Ireduce_scatter_block(sb, a, n, t, op,
+						                                    comm, &req));
+					complete(&req, (enum how)((*iter)++ % NHOW), comm);
+					if (which == 0)
+						CHECK_MPI(MPI_Scan(s, b, n, t, op, comm));
+					else if (which == 1)
+						CHECK_MPI(MPI_Exscan(s, b, n, t, op, comm));
+					else
+						CHECK_MPI(MPI_Reduce_scatter_block(s, b, n, t, op,
+						                                   comm));
+					if (which == 1 && rank == 0)
+						continue; /* undefined there */
+					int cmp = which == 2 ? per * n : len;
+					if (kind == 1 && ip)
+						for (int i = 0; i < cmp; i++)
+							if (i % 3)
+								b[i] = s[i]; /* holes keep the input */
+					CHECK(memcmp(a, b, sizeof(int) * (size_t)cmp) == 0);
+				}
+	free(s);
+	free(a);
+	free(b);
+}
+
 /* Per-rank block sizes and displacements with a gap of one element after
  * each block (the gaps must stay untouched): block i of `v` holds
  * cnt[i] elements at dsp[i]; returns the elements the buffer spans. */
@@ -441,6 +505,7 @@ int main(int argc, char **argv)
 		check_barrier(comms[c], &iter);
 		check_bcast(comms[c], vec3, &iter);
 		check_reductions(comms[c], vec3, vop, pair, aff, &iter);
+		check_scans(comms[c], vec3, vop, pair, aff, &iter);
 		check_exchanges(comms[c], vec3, &iter);
 		check_vexchanges(comms[c], &iter);
 	}
