@@ -25,16 +25,16 @@ struct idle_thread;
 struct stats_block;
 
 struct piano_engine {
-	struct piano_config cfg;    /* engine.c (config_load), immutable afterwards */
+	struct piano_config cfg; /* engine.c (config_load), immutable afterwards */
 	/* topo.c (topo_build), immutable afterwards */
 	hwloc_topology_t topo;
 	struct piano_queue *queues;
 	int nqueues;
-	int *cpu_leaf;              /* os cpu index -> leaf queue */
+	int *cpu_leaf; /* os cpu index -> leaf queue */
 	int ncpus;
-	unsigned gen;               /* engine.c: engine generation, invalidates TLS caches */
+	unsigned gen; /* engine.c: engine generation, invalidates TLS caches */
 
-	_Atomic int stopping;       /* engine.c: set once, when the threads must stop */
+	_Atomic int stopping; /* engine.c: set once, when the threads must stop */
 	/* park.c: threads with nothing to do sleep on park_seq; a submitter
 	 * that sees nparked > 0 bumps park_seq and wakes them. Both sides use
 	 * seq_cst so one of them always sees the other (Dekker pattern). */
@@ -43,7 +43,7 @@ struct piano_engine {
 
 	struct idle_thread *idle_threads; /* idle.c */
 	int nidle;
-	pthread_t timer_thread;     /* timer.c */
+	pthread_t timer_thread; /* timer.c */
 	int has_timer;
 	/* timer.c, PIANO_TIMER_MODE=demand: the timerfd the timer thread
 	 * reads (-1 otherwise), the holds, whether the timerfd is armed and
@@ -55,13 +55,14 @@ struct piano_engine {
 	_Atomic long timer_sure;  /* the others */
 	pthread_mutex_t timer_lock;
 	_Atomic int timer_armed;
+	int timer_rescue; /* armed as a one-shot rescue (timer.c), under timer_lock */
 	uint64_t timer_interval_ns;
 	_Atomic uint64_t timer_hold_start;
 	_Atomic int timer_short_streak;
-	struct handoff handoff;     /* handoff.c */
-	pthread_t *helper_threads;  /* helpers.c */
+	struct handoff handoff;    /* handoff.c */
+	pthread_t *helper_threads; /* helpers.c */
 	int nhelpers;
-	hwloc_bitmap_t bind_set;    /* topo.c: PIANO_BIND_CPUS parsed, NULL = anywhere */
+	hwloc_bitmap_t bind_set; /* topo.c: PIANO_BIND_CPUS parsed, NULL = anywhere */
 
 	pthread_mutex_t stats_lock;
 	_Atomic(struct stats_block *) stats_head; /* stats.c */

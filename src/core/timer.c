@@ -68,9 +68,24 @@ static void timer_set(struct piano_engine *e, uint64_t ns)
 	timerfd_settime(e->timer_fd, 0, &its, NULL);
 }
 
+/* Sets the timerfd to expire once, ns from now. */
+static void timer_set_once(struct piano_engine *e, uint64_t ns)
+{
+	struct itimerspec its = { 0 };
+	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(ns % 1000000000u);
+	timerfd_settime(e->timer_fd, 0, &its, NULL);
+}
+
+/* A hold predicted short that turns out long is found by a rescue expiry
+ * this many periods after it began (hold_first()). */
+#define RESCUE_PERIODS 4
+
 /* Under timer_lock: disarmed when no hold is taken; armed with the period
  * when one is and `may_arm` (demand mode with a timer thread only:
- * timer_fd >= 0). */
+ * timer_fd >= 0). A rescue (timer_rescue) counts as not armed for a hold
+ * that arms, and is left to expire when the holds end (its expiry costs
+ * one wake-up; disarming it would cost a system call per short hold). */
 static void timer_update(struct piano_engine *e, bool may_arm)
 {
 	pthread_mutex_lock(&e->timer_lock);
@@ -82,15 +97,50 @@ static void timer_update(struct piano_engine *e, bool may_arm)
 	}
 	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
 	bool armed = atomic_load_explicit(&e->timer_armed, memory_order_relaxed);
-	if (held && !armed && may_arm) {
+	if (held && (!armed || e->timer_rescue) && may_arm) {
 		e->timer_interval_ns = (uint64_t)e->cfg.timer_period_us * 1000u;
 		timer_set(e, e->timer_interval_ns);
+		e->timer_rescue = 0;
 		atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
-	} else if (!held && armed) {
+	} else if (!held && armed && !e->timer_rescue) {
 		timer_set(e, 0);
 		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&e->timer_lock);
+}
+
+/*
+ * A rescue expiry (hold_first()): no hold left, or a hold younger than a
+ * period (the one predicted short has ended, another began), ends or
+ * re-arms the rescue without a tick (returns true); a hold older than a
+ * period is a long one: the streak ends, the timer ticks with the period
+ * from now on, and this expiry is a tick (returns false).
+ */
+static bool rescue_expired(struct piano_engine *e, uint64_t period)
+{
+	bool tick = false;
+	pthread_mutex_lock(&e->timer_lock);
+	if (!e->timer_rescue) {
+		pthread_mutex_unlock(&e->timer_lock);
+		return false;
+	}
+	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
+	uint64_t age = sys_now_ns() -
+	               atomic_load_explicit(&e->timer_hold_start, memory_order_relaxed);
+	if (!held) {
+		e->timer_rescue = 0; /* a one-shot that expired: nothing to disarm */
+		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+	} else if (age < period) {
+		timer_set_once(e, RESCUE_PERIODS * period - age);
+	} else {
+		atomic_store_explicit(&e->timer_short_streak, 0, memory_order_relaxed);
+		e->timer_rescue = 0;
+		e->timer_interval_ns = period;
+		timer_set(e, period);
+		tick = true;
+	}
+	pthread_mutex_unlock(&e->timer_lock);
+	return !tick;
 }
 
 /* Demand mode: a tick on each expiry while held. */
@@ -104,6 +154,8 @@ static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 			break; /* cannot happen on a valid timerfd: stop ticking */
 		if (engine_stopping(e))
 			break;
+		if (rescue_expired(e, period))
+			continue;
 		if (atomic_load_explicit(&e->timer_holds, memory_order_relaxed) <= 0 &&
 		    atomic_load_explicit(&e->timer_sure, memory_order_relaxed) <= 0) {
 			/* Armed by a hold whose release did not see it armed
@@ -231,9 +283,12 @@ void timer_stop(struct piano_engine *e)
  * request posted and waited for at once), when no tick could have come
  * anyway. So a hold is predicted from the ones before it: after
  * SHORT_STREAK holds in a row that ended within a period, the next one does
- * not arm the timer; the first hold that lasts longer (it gets no tick) ends
- * the streak, and the following holds arm it again. A hold that arms
- * disarms at its release.
+ * not arm the timer periodically but sets a one-shot rescue RESCUE_PERIODS
+ * periods on (if nothing is armed yet: one system call per rescue, not per
+ * hold); at its expiry a hold older than a period is a long one, and the
+ * timer ticks from then on: the first hold that lasts longer gets its ticks
+ * late, never not at all, and ends the streak. A hold that arms
+ * periodically disarms at its release; a rescue is left to expire.
  */
 #define SHORT_STREAK 8
 
@@ -242,8 +297,22 @@ static void hold_first(struct piano_engine *e)
 	atomic_store_explicit(&e->timer_hold_start, sys_now_ns(), memory_order_relaxed);
 	/* seq_cst CAS in the caller, then the count is read again under
 	 * timer_lock. */
-	if (atomic_load_explicit(&e->timer_short_streak, memory_order_relaxed) < SHORT_STREAK)
+	if (atomic_load_explicit(&e->timer_short_streak, memory_order_relaxed) < SHORT_STREAK) {
 		timer_update(e, true);
+		return;
+	}
+	/* Predicted short: no periodic arming, but a rescue expiry some
+	 * periods on, unless the timer is armed (or a rescue pending)
+	 * already: a hold predicted short that lasts gets its ticks, late. */
+	pthread_mutex_lock(&e->timer_lock);
+	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
+	if (e->timer_fd >= 0 && !engine_stopping(e) && held &&
+	    !atomic_load_explicit(&e->timer_armed, memory_order_relaxed)) {
+		timer_set_once(e, RESCUE_PERIODS * (uint64_t)e->cfg.timer_period_us * 1000u);
+		e->timer_rescue = 1;
+		atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&e->timer_lock);
 }
 
 static void hold_last(struct piano_engine *e)

@@ -3,9 +3,10 @@
  * core.timer_demand — PIANO_TIMER_MODE=demand: the timer thread runs a
  * queued task only while a hold is taken (piano_timer_hold), and not after
  * the release; after a streak of short holds, the next hold does not arm
- * the timer (no tick during it), and once that hold has lasted longer than
- * a period the following one arms it again (PIANO_TIMER_PREDICTED holds);
- * a hold without that flag always ticks. No idle threads, no helpers:
+ * the timer periodically, but a rescue a few periods on finds it still
+ * held and the timer ticks from then on (a hold predicted short that lasts
+ * still gets progress), and the following hold arms it again
+ * (PIANO_TIMER_PREDICTED holds); a hold without that flag always ticks. No idle threads, no helpers:
  * the timer is the only polling point.
  */
 #include "common.h"
@@ -65,14 +66,14 @@ int main(void)
 	n = runs_during(100);
 	CHECK(n <= 1, "%d runs in 100 ms after the release", n);
 
-	test_phase("a streak of short holds: the next hold does not arm the timer");
+	test_phase("a streak of short holds, then a long one: rescued, it ticks");
 	for (int i = 0; i < 20; i++) {
 		CHECK_OK(piano_timer_hold(P));
 		CHECK_OK(piano_timer_release(P));
 	}
 	CHECK_OK(piano_timer_hold(P));
 	n = runs_during(100);
-	CHECK(n == 0, "%d runs during a hold predicted short", n);
+	CHECK(n >= 5, "%d runs in 100 ms during a long hold predicted short", n);
 	CHECK_OK(piano_timer_release(P));
 
 	test_phase("that hold was long: the next one arms the timer again");

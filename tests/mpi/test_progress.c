@@ -7,9 +7,12 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll|allreduce|busy [timeout_s (default 20)] [late]
+ * usage: test_progress p2p|coll|allreduce|busy [timeout_s (default 20)] [late|streak]
  * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
  * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros).
+ * "streak" (third argument) makes 16 quick 64 KiB exchanges first: each
+ * holds the engine's timer for less than a period, so the long transfer's
+ * hold is predicted short (timer.c); it must still get background progress.
  * "late" initialises MPI through PMPI_Init_thread, behind the layer's back,
  * as when piano is loaded after MPI_Init: the layer must set itself up on
  * the first call it intercepts.
@@ -113,6 +116,21 @@ int main(int argc, char **argv)
 	CHECK(buf);
 	memset(buf, rank == 0 ? 'x' : 0, LEN);
 	MPI_Request req;
+	if (argc > 3 && strcmp(argv[3], "streak") == 0) {
+		/* A streak of quick tracked exchanges first (64 KiB, above the
+		 * eager limit): each holds the engine's timer for far less than
+		 * a period, which must not cost the long transfer below its
+		 * background progress. */
+		static char small[2][64 << 10];
+		for (int i = 0; i < 16; i++) {
+			MPI_Request r[2];
+			CHECK_MPI(MPI_Irecv(small[0], sizeof(small[0]), MPI_CHAR, 1 - rank, 3,
+			                    MPI_COMM_WORLD, &r[0]));
+			CHECK_MPI(MPI_Isend(small[1], sizeof(small[1]), MPI_CHAR, 1 - rank, 3,
+			                    MPI_COMM_WORLD, &r[1]));
+			CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+		}
+	}
 	start(coll, rank, buf, &req);
 	int ok = 1;
 	if (busy) {
