@@ -2,11 +2,12 @@
 /*
  * bench_nbc: overlap of non-blocking collectives with computation, measured
  * the way the OSU micro-benchmarks do (osu_ibcast, osu_iallreduce,
- * osu_ibarrier), plus the CPU time they cost, which uKACC-2012 (Fig. 7)
+ * osu_ialltoall, osu_ibarrier), plus the CPU time they cost, which uKACC-2012 (Fig. 7)
  * compares between progression methods.
  *
  * For MPI_Ibcast (root 0, MPI_CHAR), MPI_Iallreduce (MPI_FLOAT, MPI_SUM,
- * size/4 elements) and MPI_Ibarrier (no size), on every rank:
+ * size/4 elements), MPI_Ialltoall (size bytes of MPI_CHAR to each rank, as
+ * OSU counts it) and MPI_Ibarrier (no size), on every rank:
  *   t_pure     start the collective, wait for it at once;
  *   t_comp     the computation alone: a fixed number of triad element
  *              updates (L2-resident arrays) calibrated before MPI_Init to
@@ -41,10 +42,12 @@
 
 static const char *usage_text =
 	"usage: bench_nbc [options]   (any number of ranks >= 2)\n"
-	"  --colls LIST     ibcast, iallreduce and/or ibarrier (default all)\n"
+	"  --colls LIST     ibcast, iallreduce, ialltoall and/or ibarrier\n"
+	"                   (default all)\n"
 	"  --sizes LIST     message sizes, e.g. 4,1K,1M (default 4B..1MiB, x4;\n"
 	"                   quick 4B,1KiB,64KiB,1MiB); Iallreduce rounds them\n"
-	"                   down to whole floats (at least one)\n"
+	"                   down to whole floats (at least one); Ialltoall\n"
+	"                   sends this much to each rank\n"
 	"  --reps N         repetitions per point (default 11; quick 5)\n"
 	"  --target-ms T    length of one repetition of pure collectives\n"
 	"                   (default 20; quick 4): sets the iterations\n"
@@ -52,8 +55,8 @@ static const char *usage_text =
 	"  --compute-factor F  compute F x t_pure instead of ~t_pure (default 1;\n"
 	"                   e.g. 10 to exceed the period of piano's timer thread)\n";
 
-enum { C_IBCAST, C_IALLREDUCE, C_IBARRIER, NCOLLS };
-static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ibarrier" };
+enum { C_IBCAST, C_IALLREDUCE, C_IALLTOALL, C_IBARRIER, NCOLLS };
+static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ialltoall", "ibarrier" };
 
 struct opts {
 	int colls[NCOLLS];
@@ -142,6 +145,10 @@ static void start(struct point *p, MPI_Request *req)
 	case C_IALLREDUCE:
 		MPI_Iallreduce(p->sbuf, p->rbuf, (int)(p->size / 4), MPI_FLOAT, MPI_SUM,
 		               MPI_COMM_WORLD, req);
+		break;
+	case C_IALLTOALL:
+		MPI_Ialltoall(p->sbuf, (int)p->size, MPI_CHAR, p->rbuf, (int)p->size, MPI_CHAR,
+		              MPI_COMM_WORLD, req);
 		break;
 	default:
 		MPI_Ibarrier(MPI_COMM_WORLD, req);
@@ -239,7 +246,9 @@ int main(int argc, char **argv)
 	for (int k = 0; k < o.nsizes; k++)
 		if (o.sizes[k] > maxsize)
 			maxsize = o.sizes[k];
-	float *sbuf = malloc((size_t)maxsize), *rbuf = malloc((size_t)maxsize);
+	/* Ialltoall sends and receives maxsize bytes per rank. */
+	size_t bufsize = (size_t)maxsize * (size_t)ctx.size;
+	float *sbuf = malloc(bufsize), *rbuf = malloc(bufsize);
 	double *tp = malloc((size_t)o.reps * sizeof(double));
 	double *tw = malloc((size_t)o.reps * sizeof(double));
 	double *to = malloc((size_t)o.reps * sizeof(double));
@@ -250,7 +259,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_nbc: out of memory\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	for (long i = 0; i < maxsize / 4; i++)
+	for (size_t i = 0; i < bufsize / 4; i++)
 		sbuf[i] = rbuf[i] = (float)(i % 17);
 
 	double rates[2], rmin = rate, rmax = rate;
@@ -258,7 +267,7 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&rmax, &rates[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
 	bm_header(&ctx, "piano non-blocking collectives benchmark: overlap and "
-	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ibarrier, uKACC)");
+	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ialltoall/osu_ibarrier, uKACC)");
 	bm_hline(&ctx, "Overall = collective start + compute + MPI_Wait; compute = triad "
 	        "element updates calibrated to ~%g x t_pure", o.factor);
 	bm_hline(&ctx, "calibration before MPI_Init: %.0f..%.0f triad element updates/us "

@@ -8,6 +8,9 @@
 #   piano            through piano-run (background progress threads)
 #   piano-nothread   through piano-run with PIANO_PROGRESSION=0 (explicit
 #                    polling only: should behave like native)
+#   piano-graph      through piano-run with PIANO_COLL=graph (the MPI_I*
+#                    collectives as piano's graphs; run by default only for
+#                    the collective benchmark, elsewhere it is 'piano')
 #   mpich-async      MPICH only: its own progress thread
 #                    (MPIR_CVAR_ASYNC_PROGRESS=1; the benchmarks ask for
 #                    MPI_THREAD_MULTIPLE, which it needs)
@@ -15,7 +18,7 @@
 #                    progress thread (btl_tcp_progress_thread=1; it does
 #                    nothing on shared memory)
 
-piano_all_variants="native piano piano-nothread mpich-async ompi-tcp-thread"
+piano_all_variants="native piano piano-nothread piano-graph mpich-async ompi-tcp-thread"
 
 # piano_variant_known V: true if V is one of the variants above.
 piano_variant_known() {
@@ -23,12 +26,14 @@ piano_variant_known() {
 	return 1
 }
 
-# piano_variants_of MPI NETNS [REQUESTED]: the variants that apply to MPI
-# (openmpi or mpich), in run order; NETNS 1 when the ranks are on different
-# hosts; REQUESTED (space-separated) restricts them, empty = all.
+# piano_variants_of MPI NETNS [REQUESTED [COLL]]: the variants that apply to
+# MPI (openmpi or mpich), in run order; NETNS 1 when the ranks are on
+# different hosts; REQUESTED (space-separated) restricts them, empty = all;
+# COLL 1 for a benchmark of non-blocking collectives (adds piano-graph).
 piano_variants_of() {
-	local mpi=$1 netns=$2 requested=${3:-} v out=""
+	local mpi=$1 netns=$2 requested=${3:-} coll=${4:-0} v out=""
 	local all="native piano piano-nothread"
+	[ "$coll" -eq 1 ] && all="$all piano-graph"
 	[ "$mpi" = mpich ] && all="$all mpich-async"
 	[ "$mpi" = openmpi ] && [ "$netns" -eq 1 ] && all="$all ompi-tcp-thread"
 	for v in $all; do
@@ -49,6 +54,7 @@ piano_variant_setup() {
 	case "$1" in
 	piano) variant_pre=("$2") ;;
 	piano-nothread) variant_pre=("$2"); variant_env=(PIANO_PROGRESSION=0) ;;
+	piano-graph) variant_pre=("$2"); variant_env=(PIANO_COLL=graph) ;;
 	mpich-async) variant_env=(MPIR_CVAR_ASYNC_PROGRESS=1) ;;
 	ompi-tcp-thread) variant_env=(OMPI_MCA_btl_tcp_progress_thread=1) ;;
 	esac
