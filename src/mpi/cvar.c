@@ -2,8 +2,9 @@
 /*
  * The MPI's control variables through MPI_T: reading one by its index
  * (eager.c scans them) or by its name, inside one MPI_T session that set-up
- * opens and closes once (MPICH 4.0.2 crashes in MPI_T_cvar_get_num after a
- * second MPI_T_init_thread that follows an MPI_T_finalize).
+ * opens and MPI_Finalize closes (MPICH 4.0.2 crashes in MPI_T_cvar_get_num
+ * after a second MPI_T_init_thread that follows an MPI_T_finalize; and
+ * closing it at set-up leaves holes in the heap, init.c).
  */
 #include "cvar.h"
 
@@ -33,7 +34,7 @@ int cvar_read(int index, MPI_Datatype dt, long *out)
 	return rc;
 }
 
-static int session; /* set-up only, under its lock */
+static int session; /* set-up and MPI_Finalize, under the set-up lock */
 
 void cvar_open(void)
 {

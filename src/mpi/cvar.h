@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI's integer control variables through MPI_T (cvar.c), read between
- * cvar_open() and cvar_close() (set-up only): 0 when read.
+ * cvar_open() (set-up) and cvar_close() (MPI_Finalize), under the set-up
+ * lock: 0 when read.
  */
 #ifndef PIANO_MPI_CVAR_H
 #define PIANO_MPI_CVAR_H

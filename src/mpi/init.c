@@ -237,18 +237,29 @@ static void setup(int real)
 	if (register_settings())
 		pmpi_die();
 	struct overrides o = { .n = 0 };
+	/* The MPI_T session before any other allocation of the set-up, and
+	 * kept until MPI_Finalize: MPI_T_finalize frees what MPI_T_init
+	 * allocated between its own long-lived blocks, and those holes then
+	 * take the application's next small allocations (MPICH: 160 free
+	 * chunks after MPI_Init instead of 4). The application's MPI_Alloc_mem
+	 * blocks then landed on scattered pages, which Open MPI's osc/rdma
+	 * cannot merge: MPICH's test rma/linked_list_bench_lock_shr on Open MPI
+	 * ran out of its 64 attachable regions (docs/mpi.md, "The
+	 * application's heap"). */
+	cvar_open();
+	long async = 0;
+	bool async_on = cvar_read_named("MPIR_CVAR_ASYNC_PROGRESS", &async) == 0 && async;
+	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
 	local_rank();
 	placement(&o);
 	oversubscription(&o);
 	timer_mode(&o);
-	long async = 0;
-	cvar_open();
 	if (real < MPI_THREAD_MULTIPLE) {
 		pmpi_warn("the MPI library provides %s, not MPI_THREAD_MULTIPLE: piano runs in "
 		          "explicit-polling mode, without background progress",
 		          level_name(real));
 		override(&o, "PIANO_PROGRESSION", "0");
-	} else if (cvar_read_named("MPIR_CVAR_ASYNC_PROGRESS", &async) == 0 && async) {
+	} else if (async_on) {
 		/* Two progress engines on the same cores only compete: MPICH's
 		 * pt2pt/sendrecv2 with both ran 10x slower than with its own.
 		 * The user chose MPICH's thread, so this is no degradation to
@@ -287,8 +298,6 @@ static void setup(int real)
 	if (pmpi_coll_parse(coll, &pmpi_g.coll_graph, why, sizeof(why))) /* checked already */
 		pmpi_g.coll_graph = 0;
 	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
-	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
-	cvar_close();
 	rc = progress_setup();
 	if (rc) {
 		pmpi_warn("cannot create the progress task: %s; exiting", piano_strerror(rc));
@@ -428,6 +437,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		if (pmpi_g.stats)
 			print_stats();
 		piano_finalize();
+		cvar_close();
 		had_threads = pmpi_g.threaded;
 		pmpi_g.ready = 0;
 		pmpi_g.threaded = 0;
