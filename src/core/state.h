@@ -59,6 +59,7 @@ struct piano_engine {
 	uint64_t timer_interval_ns;
 	_Atomic uint64_t timer_hold_start;
 	_Atomic int timer_short_streak;
+	_Atomic int timer_rescue_shift; /* next rescue: RESCUE_PERIODS << shift periods on */
 	struct handoff handoff;    /* handoff.c */
 	pthread_t *helper_threads; /* helpers.c */
 	int nhelpers;

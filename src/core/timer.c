@@ -78,8 +78,32 @@ static void timer_set_once(struct piano_engine *e, uint64_t ns)
 }
 
 /* A hold predicted short that turns out long is found by a rescue expiry
- * this many periods after it began (hold_first()). */
+ * RESCUE_PERIODS periods after it began (hold_first()). Each expiry that
+ * finds no long hold doubles that distance, up to RESCUE_PERIODS <<
+ * RESCUE_MAX_SHIFT: while short holds come and go without end (LAMMPS
+ * posts and completes ~4,000 tracked requests a second), a rescue every 4
+ * periods woke the timer thread 250 times a second on a core that
+ * computes, and cost melt 2 % of its loop time (docs/mpi.md, "Do no
+ * harm"); every 16, no difference from the MPI alone was measurable. A
+ * hold that proved long starts again at RESCUE_PERIODS. */
 #define RESCUE_PERIODS 4
+#define RESCUE_MAX_SHIFT 2
+
+static uint64_t rescue_ns(struct piano_engine *e, uint64_t period)
+{
+	return ((uint64_t)RESCUE_PERIODS
+	        << atomic_load_explicit(&e->timer_rescue_shift, memory_order_relaxed)) *
+	       period;
+}
+
+/* An expiry that found no long hold: the next rescue comes later. Relaxed:
+ * a prediction, like the streak. */
+static void rescue_back_off(struct piano_engine *e)
+{
+	int shift = atomic_load_explicit(&e->timer_rescue_shift, memory_order_relaxed);
+	if (shift < RESCUE_MAX_SHIFT)
+		atomic_store_explicit(&e->timer_rescue_shift, shift + 1, memory_order_relaxed);
+}
 
 /* Under timer_lock: disarmed when no hold is taken; armed with the period
  * when one is and `may_arm` (demand mode with a timer thread only:
@@ -130,10 +154,13 @@ static bool rescue_expired(struct piano_engine *e, uint64_t period)
 	if (!held) {
 		e->timer_rescue = 0; /* a one-shot that expired: nothing to disarm */
 		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+		rescue_back_off(e);
 	} else if (age < period) {
-		timer_set_once(e, RESCUE_PERIODS * period - age);
+		rescue_back_off(e);
+		timer_set_once(e, rescue_ns(e, period) - age);
 	} else {
 		atomic_store_explicit(&e->timer_short_streak, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->timer_rescue_shift, 0, memory_order_relaxed);
 		e->timer_rescue = 0;
 		e->timer_interval_ns = period;
 		timer_set(e, period);
@@ -284,8 +311,8 @@ void timer_stop(struct piano_engine *e)
  * anyway. So a hold is predicted from the ones before it: after
  * SHORT_STREAK holds in a row that ended within a period, the next one does
  * not arm the timer periodically but sets a one-shot rescue RESCUE_PERIODS
- * periods on (if nothing is armed yet: one system call per rescue, not per
- * hold); at its expiry a hold older than a period is a long one, and the
+ * periods on, later after rescues that found nothing long (if nothing is
+ * armed yet: one system call per rescue, not per hold); at its expiry a hold older than a period is a long one, and the
  * timer ticks from then on: the first hold that lasts longer gets its ticks
  * late, never not at all, and ends the streak. A hold that arms
  * periodically disarms at its release; a rescue is left to expire.
@@ -308,7 +335,7 @@ static void hold_first(struct piano_engine *e)
 	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
 	if (e->timer_fd >= 0 && !engine_stopping(e) && held &&
 	    !atomic_load_explicit(&e->timer_armed, memory_order_relaxed)) {
-		timer_set_once(e, RESCUE_PERIODS * (uint64_t)e->cfg.timer_period_us * 1000u);
+		timer_set_once(e, rescue_ns(e, (uint64_t)e->cfg.timer_period_us * 1000u));
 		e->timer_rescue = 1;
 		atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
 	}
@@ -325,8 +352,10 @@ static void hold_last(struct piano_engine *e)
 		atomic_store_explicit(&e->timer_short_streak,
 		                      streak < SHORT_STREAK ? streak + 1 : streak,
 		                      memory_order_relaxed);
-	else
+	else {
 		atomic_store_explicit(&e->timer_short_streak, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->timer_rescue_shift, 0, memory_order_relaxed);
+	}
 	if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed))
 		timer_update(e, false);
 }
