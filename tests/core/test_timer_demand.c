@@ -12,8 +12,7 @@
  * the timer is the only polling point.
  */
 #include "common.h"
-
-#include <dirent.h>
+#include "../threads.h"
 
 #define P PIANO_TIMER_PREDICTED
 
@@ -29,33 +28,26 @@ static unsigned cb(void *arg)
 	return 0;
 }
 
-/* Wake-ups of the thread named piano-timer so far (its voluntary context
- * switches: it sleeps in read() on its timerfd), -1 if not found. */
+static int read_wakeups(pid_t tid, void *arg)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "voluntary_ctxt_switches: %ld", (long *)arg) == 1)
+			break;
+	fclose(f);
+	return 1;
+}
+
+/* Wake-ups of the timer thread so far (its voluntary context switches: it
+ * sleeps in read() on its timerfd), -1 if not found. */
 static long timer_wakeups(void)
 {
-	char path[300], buf[256];
 	long n = -1;
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	for (struct dirent *de; n < 0 && (de = readdir(d));) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		int named = fgets(buf, sizeof(buf), f) && !strncmp(buf, "piano-timer", 11);
-		fclose(f);
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
-		if (!named || !(f = fopen(path, "r")))
-			continue;
-		while (fgets(buf, sizeof(buf), f))
-			if (sscanf(buf, "voluntary_ctxt_switches: %ld", &n) == 1)
-				break;
-		fclose(f);
-	}
-	closedir(d);
+	test_each_thread("piano-timer", read_wakeups, &n);
 	return n;
 }
 

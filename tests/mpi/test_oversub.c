@@ -16,8 +16,8 @@
  * process may use), the test is skipped (77).
  */
 #include "mpitest.h"
+#include "../threads.h"
 
-#include <dirent.h>
 #include <hwloc.h>
 #include <pthread.h>
 #include <string.h>
@@ -36,26 +36,17 @@ static int allowed_cpus(void)
 	return n;
 }
 
+static int count_one(pid_t tid, void *arg)
+{
+	(void)tid;
+	++*(int *)arg;
+	return 0;
+}
+
 static int count_threads(const char *name)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
 	int n = 0;
-	CHECK(d);
-	while ((de = readdir(d))) {
-		char path[300], comm[32] = "";
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-		n += strcmp(comm, name) == 0;
-	}
-	closedir(d);
+	CHECK(test_each_thread(name, count_one, &n) == 0);
 	return n;
 }
 

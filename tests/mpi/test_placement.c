@@ -6,42 +6,35 @@
  * affinity of every thread named piano-* (idle, timer, blocking helper).
  */
 #include "mpitest.h"
+#include "../threads.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
+struct bound {
+	int cpu, n;
+};
+
+/* Counts a thread bound to exactly {cpu}; stops at one that is not. */
+static int check_one(pid_t tid, void *arg)
+{
+	struct bound *b = arg;
+	cpu_set_t set;
+	CHECK(sched_getaffinity(tid, sizeof(set), &set) == 0);
+	if (CPU_COUNT(&set) != 1 || !CPU_ISSET(b->cpu, &set))
+		return 1;
+	b->n++;
+	return 0;
+}
+
 /* Number of piano threads whose affinity is exactly {cpu}; -1 if one is not. */
 static int check_threads(int cpu)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	int n = 0;
-	CHECK(d);
-	while ((de = readdir(d))) {
-		char path[300], name[32] = "";
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(name, sizeof(name), f))
-			name[0] = '\0';
-		fclose(f);
-		if (strncmp(name, "piano-", 6))
-			continue;
-		cpu_set_t set;
-		CHECK(sched_getaffinity(atoi(de->d_name), sizeof(set), &set) == 0);
-		if (CPU_COUNT(&set) != 1 || !CPU_ISSET(cpu, &set)) {
-			closedir(d);
-			return -1;
-		}
-		n++;
-	}
-	closedir(d);
-	return n;
+	struct bound b = { cpu, 0 };
+	int rc = test_each_thread("piano-", check_one, &b);
+	CHECK(rc >= 0);
+	return rc ? -1 : b.n;
 }
 
 int main(int argc, char **argv)
