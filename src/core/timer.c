@@ -83,9 +83,8 @@ static void timer_set_once(struct piano_engine *e, uint64_t ns)
  * RESCUE_MAX_SHIFT: while short holds come and go without end (LAMMPS
  * posts and completes ~4,000 tracked requests a second), a rescue every 4
  * periods woke the timer thread 250 times a second on a core that
- * computes, and cost melt 2 % of its loop time (docs/mpi.md, "Do no
- * harm"); every 16, no difference from the MPI alone was measurable. A
- * hold that proved long starts again at RESCUE_PERIODS. */
+ * computes (docs/mpi.md, "Do no harm"). A hold that proved long starts
+ * again at RESCUE_PERIODS. */
 #define RESCUE_PERIODS 4
 #define RESCUE_MAX_SHIFT 2
 
