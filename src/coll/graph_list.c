@@ -60,6 +60,16 @@ void graph_list_remove(piano_graph_t *g)
 
 long graphs_running(void) { return atomic_load(&nrunning); }
 
+/* Relaxed: a hint for the background step; missing a driver that has just
+ * arrived costs one step that may take the list from it, nothing more. */
+static _Atomic int ndrivers;
+
+void graphs_drive_begin(void) { atomic_fetch_add_explicit(&ndrivers, 1, memory_order_relaxed); }
+
+void graphs_drive_end(void) { atomic_fetch_sub_explicit(&ndrivers, 1, memory_order_relaxed); }
+
+bool graphs_driven(void) { return atomic_load_explicit(&ndrivers, memory_order_relaxed) > 0; }
+
 unsigned graphs_progress(void)
 {
 	enum { MAX_ENDS = 16 };

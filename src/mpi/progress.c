@@ -38,8 +38,9 @@ static unsigned timed_progress(void)
 	uint64_t t0 = sys_now_ns();
 	unsigned work = waiters_progress();
 	/* Started graphs: their requests are theirs, not the application's,
-	 * so the engine tests them (src/coll/graph_list.c). */
-	if (graphs_running() > 0 && gate_enter()) {
+	 * so the engine tests them (src/coll/graph_list.c), unless a waiter
+	 * steps them itself. */
+	if (graphs_running() > 0 && !graphs_driven() && gate_enter()) {
 		work += graphs_progress();
 		gate_leave();
 	}

@@ -74,6 +74,22 @@ static bool drives_graphs(const MPI_Request *reqs, int n)
 	return n > 0 && coll_op_among(reqs, n);
 }
 
+/* A wait that steps the graphs back to back is a native waiter: the
+ * progress task neither probes the MPI nor steps the graphs beside it
+ * (waiters.h, graph_list.h). */
+static void graph_wait_begin(void)
+{
+	waiters_enter();
+	waiters_go_native();
+	graphs_drive_begin();
+}
+
+static void graph_wait_end(void)
+{
+	graphs_drive_end();
+	waiters_leave(true);
+}
+
 PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	pmpi_ensure();
@@ -81,12 +97,14 @@ PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	save(&s, req, 1);
 	int rc;
 	if (drives_graphs(req, 1)) {
+		graph_wait_begin();
 		for (int flag = 0; !flag;) {
 			graphs_progress();
 			rc = PMPI_Test(req, &flag, status);
 			if (rc != MPI_SUCCESS)
 				break;
 		}
+		graph_wait_end();
 		settle(&s, rc, req, 1, NULL, 1, NULL);
 		return rc;
 	}
@@ -105,12 +123,14 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	save(&s, reqs, n);
 	int rc;
 	if (drives_graphs(reqs, n)) {
+		graph_wait_begin();
 		for (int flag = 0; !flag;) {
 			graphs_progress();
 			rc = PMPI_Testall(n, reqs, &flag, statuses);
 			if (rc != MPI_SUCCESS)
 				break;
 		}
+		graph_wait_end();
 		settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 		return rc;
 	}
@@ -129,12 +149,14 @@ PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *s
 	save(&s, reqs, n);
 	int rc;
 	if (drives_graphs(reqs, n)) {
+		graph_wait_begin();
 		for (int flag = 0; !flag;) {
 			graphs_progress();
 			rc = PMPI_Testany(n, reqs, index, &flag, status);
 			if (rc != MPI_SUCCESS)
 				break;
 		}
+		graph_wait_end();
 	} else {
 		struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
 		enum wait_mode mode = wait_enter(&op);
@@ -153,10 +175,12 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 	save(&s, reqs, n);
 	int rc;
 	if (drives_graphs(reqs, n)) {
+		graph_wait_begin();
 		do {
 			graphs_progress();
 			rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
 		} while (rc == MPI_SUCCESS && *outcount == 0);
+		graph_wait_end();
 	} else {
 		struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
 		enum wait_mode mode = wait_enter(&op);

@@ -44,6 +44,8 @@ void waiters_leave(bool native)
 	atomic_fetch_sub(&nwaiting, 1);
 }
 
+bool waiters_native(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) != 0; }
+
 bool waiters_pending(void) { return atomic_load(&nwaitops) != 0; }
 
 /* The MPI has finished r (complete, inactive or null): completing it now

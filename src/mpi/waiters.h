@@ -37,6 +37,8 @@ bool waiters_enter(void);
 /* It waits natively (in the MPI's own call, which it progresses itself). */
 void waiters_go_native(void);
 void waiters_leave(bool native);
+/* Some thread waits natively now (it drives the MPI itself). */
+bool waiters_native(void);
 
 /* Whether the waiter's own completion call on op's requests would return
  * at once (called by the waiter before it links op). */
