@@ -1,18 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fortran bindings for Open MPI (mpif.h and the mpi module). Open MPI's own
- * Fortran wrappers call the C PMPI_ functions directly, so the C layer never
- * sees Fortran calls: these wrappers take their place (same symbol names,
- * found first through LD_PRELOAD or link order), convert handles and call
- * the intercepted C functions. MPICH's Fortran bindings call the C MPI_
- * functions, so the MPICH library needs no such file.
+ * Fortran bindings for Open MPI: mpif.h, `use mpi` and `use mpi_f08`. Open
+ * MPI's own Fortran procedures call the C PMPI_ functions directly, so the
+ * C layer never sees Fortran calls: these wrappers take their place (same
+ * symbol names, found first through LD_PRELOAD or link order), convert
+ * handles and call the intercepted C functions. The mpif.h and `use mpi`
+ * symbols (mpi_isend_ in four manglings) are replaced, and so are the
+ * ompi_isend_f functions that Open MPI's `use mpi_f08` procedures call
+ * (mpi_isend_f08_ calls ompi_isend_f through the PLT, with the same
+ * arguments: f08 handles are the INTEGER inside the derived type, and its
+ * OPTIONAL ierror is always passed). Which calls, and under which names:
+ * src/mpi/fortran.tbl; the regular wrappers are generated from it into
+ * fortran_ompi.inc, included at the end; the special ones are here.
  *
- * Conventions (gfortran and Open MPI's mpif.h): handles are MPI_Fint, every
- * routine ends with an ierror argument, indices are 1-based, LOGICAL true is
- * 1, and the sentinels MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE are
- * addresses of common blocks defined by libmpi.
+ * Conventions (gfortran and Open MPI): handles are MPI_Fint, indices are
+ * 1-based, LOGICAL true is 1, and the sentinels MPI_BOTTOM, MPI_IN_PLACE,
+ * MPI_STATUS(ES)_IGNORE are addresses of common blocks: every library that
+ * defines one (libmpi, libmpi_usempif08) exports it under the same name, so
+ * the dynamic linker binds every reference, ours included, to one address.
  */
 #include "base.h"
+#include "init.h"
+#include "progress.h"
+#include "track.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +41,42 @@ extern int *mpi_fortran_statuses_ignore_;
 	PMPI_EXPORT __typeof__(impl) lower##_ __attribute__((alias(#impl)));   \
 	PMPI_EXPORT __typeof__(impl) lower##__ __attribute__((alias(#impl)));  \
 	PMPI_EXPORT __typeof__(impl) upper __attribute__((alias(#impl)))
+/* The C function Open MPI's f08 procedure calls. */
+#define F08_NAME(impl, name) PMPI_EXPORT __typeof__(impl) name __attribute__((alias(#impl)))
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "INTEGER arrays are passed to C as int arrays");
+
+/* Open MPI's own Fortran procedures (libmpi_mpifh), for the calls whose
+ * conversion is theirs to get right (arrays of datatypes kept alive until
+ * completion, Fortran callbacks): piano then records the request they made.
+ * Weak: a C program does not load libmpi_mpifh, and never calls these. */
+extern void pmpi_ialltoallw_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                             MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
+	__attribute__((weak));
+extern void pmpi_ineighbor_alltoallw_(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *,
+                                      MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                      MPI_Fint *) __attribute__((weak));
+extern void pmpi_grequest_start_(void *, void *, void *, MPI_Aint *, MPI_Fint *, MPI_Fint *)
+	__attribute__((weak));
+
+/* The MPI's own procedure, or a clear error if its Fortran library is not
+ * loaded (a program that calls a Fortran binding always loads it). */
+#define OMPI_FORTRAN(fn, ierr, ...)                                                           \
+	do {                                                                                  \
+		if (fn) {                                                                     \
+			fn(__VA_ARGS__, ierr);                                                \
+		} else {                                                                      \
+			pmpi_warn("%s: Open MPI's Fortran library (libmpi_mpifh) is not loaded", \
+			          #fn);                                                       \
+			*(ierr) = MPI_ERR_INTERN;                                             \
+		}                                                                             \
+	} while (0)
+
+static void ierr_set(MPI_Fint *ierr, int rc)
+{
+	if (ierr)
+		*ierr = rc;
+}
 
 static void *fbuf(void *b)
 {
@@ -68,7 +114,6 @@ static void statuses_out(MPI_Status *c, MPI_Fint *f, int count)
 /* ----------------------------------------------------------- init/finalize */
 
 static void f_init(MPI_Fint *ierr) { *ierr = MPI_Init(NULL, NULL); }
-FORTRAN_NAMES(f_init, mpi_init, MPI_INIT);
 
 static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
@@ -76,10 +121,8 @@ static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 	*ierr = MPI_Init_thread(NULL, NULL, (int)*required, &p);
 	*provided = p;
 }
-FORTRAN_NAMES(f_init_thread, mpi_init_thread, MPI_INIT_THREAD);
 
 static void f_finalize(MPI_Fint *ierr) { *ierr = MPI_Finalize(); }
-FORTRAN_NAMES(f_finalize, mpi_finalize, MPI_FINALIZE);
 
 static void f_query_thread(MPI_Fint *provided, MPI_Fint *ierr)
 {
@@ -87,49 +130,8 @@ static void f_query_thread(MPI_Fint *provided, MPI_Fint *ierr)
 	*ierr = MPI_Query_thread(&p);
 	*provided = p;
 }
-FORTRAN_NAMES(f_query_thread, mpi_query_thread, MPI_QUERY_THREAD);
 
 /* ------------------------------------------------------ point to point */
-
-typedef int (*c_send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-typedef int (*c_recv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-
-static void send_like(c_send_fn fn, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer,
-                      MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-	MPI_Request r = MPI_REQUEST_NULL;
-	*ierr = fn(fbuf(buf), (int)*count, PMPI_Type_f2c(*type), (int)*peer, (int)*tag,
-	           PMPI_Comm_f2c(*comm), &r);
-	if (*ierr == MPI_SUCCESS)
-		*req = PMPI_Request_c2f(r);
-}
-
-#define F_SEND(cname, lower, upper)                                                        \
-	static void f_##lower(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer,   \
-	                      MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr) \
-	{                                                                                   \
-		send_like((c_send_fn)cname, buf, count, type, peer, tag, comm, req, ierr);  \
-	}                                                                                   \
-	FORTRAN_NAMES(f_##lower, lower, upper)
-
-F_SEND(MPI_Isend, mpi_isend, MPI_ISEND);
-F_SEND(MPI_Ibsend, mpi_ibsend, MPI_IBSEND);
-F_SEND(MPI_Issend, mpi_issend, MPI_ISSEND);
-F_SEND(MPI_Irsend, mpi_irsend, MPI_IRSEND);
-F_SEND(MPI_Irecv, mpi_irecv, MPI_IRECV);
-F_SEND(MPI_Send_init, mpi_send_init, MPI_SEND_INIT);
-F_SEND(MPI_Bsend_init, mpi_bsend_init, MPI_BSEND_INIT);
-F_SEND(MPI_Ssend_init, mpi_ssend_init, MPI_SSEND_INIT);
-F_SEND(MPI_Rsend_init, mpi_rsend_init, MPI_RSEND_INIT);
-F_SEND(MPI_Recv_init, mpi_recv_init, MPI_RECV_INIT);
-
-static void f_send(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-                   MPI_Fint *comm, MPI_Fint *ierr)
-{
-	*ierr = MPI_Send(fbuf(buf), (int)*count, PMPI_Type_f2c(*type), (int)*dest, (int)*tag,
-	                 PMPI_Comm_f2c(*comm));
-}
-FORTRAN_NAMES(f_send, mpi_send, MPI_SEND);
 
 static void f_recv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *src, MPI_Fint *tag,
                    MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
@@ -140,7 +142,6 @@ static void f_recv(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *src, MP
 	if (*ierr == MPI_SUCCESS && !status_ignored(status))
 		PMPI_Status_c2f(&st, status);
 }
-FORTRAN_NAMES(f_recv, mpi_recv, MPI_RECV);
 
 static void f_start(MPI_Fint *req, MPI_Fint *ierr)
 {
@@ -148,7 +149,6 @@ static void f_start(MPI_Fint *req, MPI_Fint *ierr)
 	*ierr = MPI_Start(&r);
 	*req = PMPI_Request_c2f(r);
 }
-FORTRAN_NAMES(f_start, mpi_start, MPI_START);
 
 /* Request arrays: Fortran handles in, C handles for the call, back out. */
 static MPI_Request *reqs_in(const MPI_Fint *f, int n)
@@ -176,7 +176,6 @@ static void f_startall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *ierr)
 	*ierr = MPI_Startall((int)*n, c);
 	reqs_out(c, reqs, (int)*n);
 }
-FORTRAN_NAMES(f_startall, mpi_startall, MPI_STARTALL);
 
 static void f_request_free(MPI_Fint *req, MPI_Fint *ierr)
 {
@@ -184,7 +183,6 @@ static void f_request_free(MPI_Fint *req, MPI_Fint *ierr)
 	*ierr = MPI_Request_free(&r);
 	*req = PMPI_Request_c2f(r);
 }
-FORTRAN_NAMES(f_request_free, mpi_request_free, MPI_REQUEST_FREE);
 
 /* ------------------------------------------------------------ completion */
 
@@ -197,7 +195,6 @@ static void f_wait(MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
 	if (*ierr == MPI_SUCCESS && !status_ignored(status))
 		PMPI_Status_c2f(&st, status);
 }
-FORTRAN_NAMES(f_wait, mpi_wait, MPI_WAIT);
 
 static void f_test(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
@@ -210,7 +207,6 @@ static void f_test(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ie
 	if (*ierr == MPI_SUCCESS && fl && !status_ignored(status))
 		PMPI_Status_c2f(&st, status);
 }
-FORTRAN_NAMES(f_test, mpi_test, MPI_TEST);
 
 /* All/any/some share one shape: convert, call, convert back. */
 enum { ALL, ANY, SOME };
@@ -256,80 +252,34 @@ static void f_waitall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *sts, MPI_Fint *ierr
 {
 	completion(ALL, true, n, reqs, NULL, NULL, NULL, sts, ierr);
 }
-FORTRAN_NAMES(f_waitall, mpi_waitall, MPI_WAITALL);
 
 static void f_testall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *flag, MPI_Fint *sts, MPI_Fint *ierr)
 {
 	completion(ALL, false, n, reqs, NULL, flag, NULL, sts, ierr);
 }
-FORTRAN_NAMES(f_testall, mpi_testall, MPI_TESTALL);
 
 static void f_waitany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *st, MPI_Fint *ierr)
 {
 	completion(ANY, true, n, reqs, index, NULL, NULL, st, ierr);
 }
-FORTRAN_NAMES(f_waitany, mpi_waitany, MPI_WAITANY);
 
 static void f_testany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *flag,
                       MPI_Fint *st, MPI_Fint *ierr)
 {
 	completion(ANY, false, n, reqs, index, flag, NULL, st, ierr);
 }
-FORTRAN_NAMES(f_testany, mpi_testany, MPI_TESTANY);
 
 static void f_waitsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *indices,
                        MPI_Fint *sts, MPI_Fint *ierr)
 {
 	completion(SOME, true, n, reqs, out, NULL, indices, sts, ierr);
 }
-FORTRAN_NAMES(f_waitsome, mpi_waitsome, MPI_WAITSOME);
 
 static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *indices,
                        MPI_Fint *sts, MPI_Fint *ierr)
 {
 	completion(SOME, false, n, reqs, out, NULL, indices, sts, ierr);
 }
-FORTRAN_NAMES(f_testsome, mpi_testsome, MPI_TESTSOME);
-
-/* ------------------------------------------- common non-blocking collectives */
-
-static void f_ibarrier(MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-	MPI_Request r = MPI_REQUEST_NULL;
-	*ierr = MPI_Ibarrier(PMPI_Comm_f2c(*comm), &r);
-	*req = PMPI_Request_c2f(r);
-}
-FORTRAN_NAMES(f_ibarrier, mpi_ibarrier, MPI_IBARRIER);
-
-static void f_ibcast(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
-                     MPI_Fint *req, MPI_Fint *ierr)
-{
-	MPI_Request r = MPI_REQUEST_NULL;
-	*ierr = MPI_Ibcast(fbuf(buf), (int)*count, PMPI_Type_f2c(*type), (int)*root,
-	                   PMPI_Comm_f2c(*comm), &r);
-	*req = PMPI_Request_c2f(r);
-}
-FORTRAN_NAMES(f_ibcast, mpi_ibcast, MPI_IBCAST);
-
-static void f_iallreduce(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-                         MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-	MPI_Request r = MPI_REQUEST_NULL;
-	*ierr = MPI_Iallreduce(fbuf(sbuf), fbuf(rbuf), (int)*count, PMPI_Type_f2c(*type),
-	                       PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &r);
-	*req = PMPI_Request_c2f(r);
-}
-FORTRAN_NAMES(f_iallreduce, mpi_iallreduce, MPI_IALLREDUCE);
-
-static void f_ireduce(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-                      MPI_Fint *root, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-	MPI_Request r = MPI_REQUEST_NULL;
-	*ierr = MPI_Ireduce(fbuf(sbuf), fbuf(rbuf), (int)*count, PMPI_Type_f2c(*type),
-	                    PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm), &r);
-	*req = PMPI_Request_c2f(r);
-}
-FORTRAN_NAMES(f_ireduce, mpi_ireduce, MPI_IREDUCE);
 
 /* ------------------------------------------------------------------ files */
 
@@ -358,7 +308,6 @@ static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *i
 		*fh = PMPI_File_c2f(f);
 	free(c);
 }
-FORTRAN_NAMES(f_file_open, mpi_file_open, MPI_FILE_OPEN);
 
 static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
 {
@@ -367,10 +316,49 @@ static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
 	if (*ierr == MPI_SUCCESS)
 		*fh = PMPI_File_c2f(f);
 }
-FORTRAN_NAMES(f_file_close, mpi_file_close, MPI_FILE_CLOSE);
 
-/* `use mpi_f08` reaches the same implementation under Open MPI's own name
- * (MPI_File_open_f08 calls ompi_file_open_f): a file opened from the f08
- * bindings must close the gate as well. */
-PMPI_EXPORT __typeof__(f_file_open) ompi_file_open_f __attribute__((alias("f_file_open")));
-PMPI_EXPORT __typeof__(f_file_close) ompi_file_close_f __attribute__((alias("f_file_close")));
+
+/* ---------------------------------------------- made by Open MPI's own code */
+
+/* A request made by Open MPI's Fortran procedure for a collective: tracked
+ * as the C layer tracks the MPI's own collectives (coll.c). */
+static void collective_made(MPI_Fint *req, MPI_Fint *ierr)
+{
+	if (*ierr == MPI_SUCCESS && pmpi_g.threaded && track_add(PMPI_Request_f2c(*req), false, true))
+		progress_kick();
+}
+
+static void f_ialltoallw(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
+                         void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
+                         MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+	pmpi_ensure();
+	OMPI_FORTRAN(pmpi_ialltoallw_, ierr, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,
+	             rtypes, comm, req);
+	collective_made(req, ierr);
+}
+
+static void f_ineighbor_alltoallw(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls,
+                                  MPI_Fint *stypes, void *rbuf, MPI_Fint *rcounts,
+                                  MPI_Aint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm,
+                                  MPI_Fint *req, MPI_Fint *ierr)
+{
+	pmpi_ensure();
+	OMPI_FORTRAN(pmpi_ineighbor_alltoallw_, ierr, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+	             rdispls, rtypes, comm, req);
+	collective_made(req, ierr);
+}
+
+/* The query function is a Fortran procedure that Open MPI calls its own way:
+ * the request is made by Open MPI and recorded as one piano leaves to the
+ * MPI (foreign.c), so that no wait including it is delegated. */
+static void f_grequest_start(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
+                             MPI_Fint *req, MPI_Fint *ierr)
+{
+	pmpi_ensure();
+	OMPI_FORTRAN(pmpi_grequest_start_, ierr, query, free_fn, cancel, extra, req);
+	if (*ierr == MPI_SUCCESS && pmpi_g.threaded)
+		track_foreign(PMPI_Request_f2c(*req), false);
+}
+
+#include "fortran_ompi.inc"

@@ -11,6 +11,7 @@
 #include "preload.h"
 #include "progress.h"
 #include "settings.h"
+#include "track.h"
 #include "sys.h"
 #include "watch.h"
 
@@ -388,14 +389,16 @@ static void print_stats(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
-	        "delegated waits %llu, graph collectives %llu, eager limit %ld B (%s), background "
+	        "delegated waits %llu, graph collectives %llu, still pending %ld, eager limit %ld B "
+	        "(%s), background "
 	        "progress %s, "
 	        "socket watcher %s (PIANO_MPI_BLOCKING=%s), %s (%d local ranks, %d CPUs)\n",
 	        rank, pmpi_g.local_rank, pmpi_g.local_size,
 	        (unsigned long long)atomic_load(&pmpi_g.tracked),
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_colls), pmpi_g.eager_limit,
+	        (unsigned long long)atomic_load(&pmpi_g.graph_colls), track_pending(),
+	        pmpi_g.eager_limit,
 	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off", pmpi_g.watching ? "on" : "off",
 	        pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
