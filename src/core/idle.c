@@ -125,6 +125,7 @@ static void *idle_main(void *arg)
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_IDLE);
 	p.idle_thread = idle_can_boost(e);
+	p.rescue_tid = sys_gettid();
 	bool starved = false;
 	uint64_t quiet_since = 0; /* start of the current run of rounds without work */
 	for (uint64_t r = 0; !engine_stopping(e); r++) {

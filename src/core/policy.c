@@ -19,6 +19,7 @@
 #include "stats.h"
 #include "topo.h"
 #include "sys.h"
+#include "warn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,8 @@ unsigned poll_idle(struct poller *p, const struct poll_span *s, uint64_t r, bool
  * period: where idle threads or waiters keep a queue moving, a timer round
  * would add nothing but a preemption of whatever computes on its core.
  */
+static atomic_flag warned_rescue = ATOMIC_FLAG_INIT;
+
 unsigned poll_unpolled(struct poller *p, uint64_t period)
 {
 	struct piano_engine *e = p->e;
@@ -139,8 +142,21 @@ unsigned poll_unpolled(struct poller *p, uint64_t period)
 	unsigned work = 0;
 	for (int i = e->nqueues - 1; i >= 0; i--) {
 		struct piano_queue *q = &e->queues[i];
-		if (atomic_load_explicit(&q->polled_ns, memory_order_relaxed) + period > now)
+		uint64_t polled = atomic_load_explicit(&q->polled_ns, memory_order_relaxed);
+		if (polled + period > now)
 			continue;
+		/* Held since a round that began two periods ago: a holder at
+		 * SCHED_IDLE was preempted on a busy core (its rounds take µs to
+		 * a few ms), and masks the queue for everybody until the
+		 * scheduler runs it again, seconds later while the cores compute.
+		 * Raised, it ends its round at once. */
+		if (polled + 2 * period <= now && queue_rescue(q) < 0 &&
+		    !atomic_flag_test_and_set(&warned_rescue))
+			piano_warn(
+			        "the timer cannot raise an idle thread out of SCHED_IDLE (no "
+			        "CAP_SYS_NICE, RLIMIT_NICE too low): while every core is busy, an "
+			        "idle thread holding a queue may delay it until the scheduler runs "
+			        "it again");
 		work += queue_poll(p, q);
 	}
 	return work;

@@ -95,6 +95,39 @@ static unsigned queue_run(struct poller *p, struct piano_queue *q)
 	return work;
 }
 
+enum { QUEUE_RAISING = -1, QUEUE_RAISED = -2, QUEUE_DENIED = -3 };
+
+int queue_rescue(struct piano_queue *q)
+{
+	int tid = atomic_load_explicit(&q->holder, memory_order_acquire);
+	if (tid <= 0 ||
+	    !atomic_compare_exchange_strong_explicit(&q->holder, &tid, QUEUE_RAISING,
+	                                             memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	int rc = sys_sched_normal_tid(tid);
+	/* Release: the holder reads the outcome, then acts on it. */
+	atomic_store_explicit(&q->holder, rc == 0 ? QUEUE_RAISED : QUEUE_DENIED,
+	                      memory_order_release);
+	return rc == 0 ? 1 : rc;
+}
+
+/* The holder lets its record go; if the timer raised it, back to SCHED_IDLE
+ * (after the raise: the timer's QUEUE_RAISING is waited out). */
+static void queue_unwatch(struct piano_queue *q, int tid)
+{
+	int v = tid;
+	if (atomic_compare_exchange_strong_explicit(&q->holder, &v, 0, memory_order_acq_rel,
+	                                            memory_order_acquire))
+		return;
+	while (v == QUEUE_RAISING) {
+		sys_yield();
+		v = atomic_load_explicit(&q->holder, memory_order_acquire);
+	}
+	atomic_store_explicit(&q->holder, 0, memory_order_relaxed);
+	if (v == QUEUE_RAISED)
+		sys_sched_idle();
+}
+
 unsigned queue_poll(struct poller *p, struct piano_queue *q)
 {
 	if (!queue_busy(q)) {
@@ -112,8 +145,15 @@ unsigned queue_poll(struct poller *p, struct piano_queue *q)
 	if (!p->t0)
 		p->t0 = sys_now_ns();
 	atomic_store_explicit(&q->polled_ns, p->t0, memory_order_relaxed);
+	/* At SCHED_IDLE, on record: the timer may raise this thread if it
+	 * keeps the queue too long (queue_rescue). */
+	int watched = p->boosted ? 0 : p->rescue_tid;
+	if (watched)
+		atomic_store_explicit(&q->holder, watched, memory_order_release);
 	queue_absorb(q);
 	unsigned work = queue_run(p, q);
+	if (watched)
+		queue_unwatch(q, watched);
 	queue_unlock(q);
 	return work;
 }

@@ -35,6 +35,14 @@ struct piano_queue {
 	 * read (relaxed) by the timer thread, which skips queues that somebody
 	 * polled during its last period. */
 	_Atomic uint64_t polled_ns;
+	/* A holder at SCHED_IDLE, for the timer's rescue (queue_rescue): its
+	 * thread id while it holds the lock, 0 otherwise; QUEUE_RAISING while
+	 * the timer raises it to SCHED_OTHER, then QUEUE_RAISED (or
+	 * QUEUE_DENIED). Only the holder moves it from its id to 0 and from
+	 * QUEUE_RAISED/QUEUE_DENIED to 0; only the timer from an id to
+	 * QUEUE_RAISING and on: so the holder's return to SCHED_IDLE always
+	 * follows the raise. */
+	_Atomic int holder;
 
 	/* Immutable after init. */
 	_Alignas(PIANO_CACHELINE) int index;
@@ -54,6 +62,7 @@ struct poller {
 	struct stats_block *st;
 	bool idle_thread;           /* may boost to SCHED_OTHER while holding a queue */
 	bool boosted;
+	int rescue_tid;             /* an idle thread's id (the timer may raise it), else 0 */
 	uint64_t t0;                /* start of the current busy round, 0 if none */
 };
 
@@ -63,6 +72,12 @@ static inline bool queue_busy(struct piano_queue *q)
 {
 	return atomic_load_explicit(&q->nlive, memory_order_seq_cst) > 0;
 }
+/* The timer's rescue of a masked queue: if q is held by a thread at
+ * SCHED_IDLE (a preempted idle thread, while every core is busy), raise it
+ * to SCHED_OTHER until it lets the queue go. The caller decides that q was
+ * held long enough. 1 when it raised one, 0 when there was none to raise,
+ * -errno when the raise was refused. */
+int queue_rescue(struct piano_queue *q);
 /* Whether any queue holds a task. */
 bool queue_any_busy(const struct piano_engine *e);
 

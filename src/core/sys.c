@@ -50,6 +50,12 @@ static int set_policy(int policy)
 int sys_sched_idle(void) { return set_policy(SCHED_IDLE); }
 int sys_sched_normal(void) { return set_policy(SCHED_OTHER); }
 
+int sys_sched_normal_tid(int tid)
+{
+	struct sched_param p = { .sched_priority = 0 };
+	return sched_setscheduler((pid_t)tid, SCHED_OTHER, &p) == 0 ? 0 : -errno;
+}
+
 int sys_sched_lowest(void)
 {
 	if (setpriority(PRIO_PROCESS, (id_t)sys_gettid(), 19) != 0)

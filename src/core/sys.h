@@ -32,6 +32,8 @@ int sys_gettid(void);
 /* Scheduling class of the calling thread. Return 0 or -errno. */
 int sys_sched_idle(void);
 int sys_sched_normal(void);
+/* Another thread of the process to SCHED_OTHER: 0 or -errno. */
+int sys_sched_normal_tid(int tid);
 /* Lowest SCHED_OTHER priority (nice 19), the fallback for SCHED_IDLE. */
 int sys_sched_lowest(void);
 
