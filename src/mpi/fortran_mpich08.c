@@ -30,7 +30,7 @@ _Static_assert(sizeof(MPI_Request) == sizeof(MPI_Fint), "MPICH requests are Fort
 /* MPICH's own procedure, for the Fortran callbacks it alone knows how to
  * call; weak, since a C program does not load libmpichfort. */
 extern void pmpir_grequest_start_f08_(void *, void *, void *, MPI_Aint *, MPI_Fint *, MPI_Fint *)
-	__attribute__((weak));
+        __attribute__((weak));
 
 #define F08_NAME(impl, name) PMPI_EXPORT __typeof__(impl) name __attribute__((alias(#impl)))
 
@@ -88,7 +88,10 @@ static void f_query_thread(MPI_Fint *provided, MPI_Fint *ierr)
 
 /* ------------------------------------------------------- persistent */
 
-static void f_start(MPI_Fint *req, MPI_Fint *ierr) { ierr_set(ierr, MPI_Start((MPI_Request *)req)); }
+static void f_start(MPI_Fint *req, MPI_Fint *ierr)
+{
+	ierr_set(ierr, MPI_Start((MPI_Request *)req));
+}
 
 static void f_startall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *ierr)
 {
@@ -120,8 +123,7 @@ static void f_waitall(MPI_Fint *n, MPI_Fint *reqs, MPI_Status *sts, MPI_Fint *ie
 	ierr_set(ierr, MPI_Waitall((int)*n, (MPI_Request *)reqs, statuses_of(sts)));
 }
 
-static void f_testall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *flag, MPI_Status *sts,
-                      MPI_Fint *ierr)
+static void f_testall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *flag, MPI_Status *sts, MPI_Fint *ierr)
 {
 	int fl = 0, rc = MPI_Testall((int)*n, (MPI_Request *)reqs, &fl, statuses_of(sts));
 	if (rc == MPI_SUCCESS)
@@ -132,8 +134,8 @@ static void f_testall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *flag, MPI_Status *s
 static void f_waitany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *index, MPI_Status *status,
                       MPI_Fint *ierr)
 {
-	int idx = MPI_UNDEFINED, rc = MPI_Waitany((int)*n, (MPI_Request *)reqs, &idx,
-	                                          status_of(status));
+	int idx = MPI_UNDEFINED,
+	    rc = MPI_Waitany((int)*n, (MPI_Request *)reqs, &idx, status_of(status));
 	if (rc == MPI_SUCCESS)
 		*index = index_f(idx);
 	ierr_set(ierr, rc);
@@ -190,7 +192,8 @@ static void f_grequest_start(void *query, void *free_fn, void *cancel, MPI_Aint 
 	MPI_Fint rc = MPI_ERR_INTERN;
 	pmpi_ensure();
 	if (!pmpir_grequest_start_f08_) {
-		pmpi_warn("MPI_Grequest_start: MPICH's Fortran library (libmpichfort) is not loaded");
+		pmpi_warn(
+		        "MPI_Grequest_start: MPICH's Fortran library (libmpichfort) is not loaded");
 		ierr_set(ierr, rc);
 		return;
 	}

@@ -52,24 +52,24 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "INTEGER arrays are passed to C 
  * Weak: a C program does not load libmpi_mpifh, and never calls these. */
 extern void pmpi_ialltoallw_(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
                              MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *)
-	__attribute__((weak));
+        __attribute__((weak));
 extern void pmpi_ineighbor_alltoallw_(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *,
                                       MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
                                       MPI_Fint *) __attribute__((weak));
 extern void pmpi_grequest_start_(void *, void *, void *, MPI_Aint *, MPI_Fint *, MPI_Fint *)
-	__attribute__((weak));
+        __attribute__((weak));
 
 /* The MPI's own procedure, or a clear error if its Fortran library is not
  * loaded (a program that calls a Fortran binding always loads it). */
-#define OMPI_FORTRAN(fn, ierr, ...)                                                           \
-	do {                                                                                  \
-		if (fn) {                                                                     \
-			fn(__VA_ARGS__, ierr);                                                \
-		} else {                                                                      \
+#define OMPI_FORTRAN(fn, ierr, ...)                                                              \
+	do {                                                                                     \
+		if (fn) {                                                                        \
+			fn(__VA_ARGS__, ierr);                                                   \
+		} else {                                                                         \
 			pmpi_warn("%s: Open MPI's Fortran library (libmpi_mpifh) is not loaded", \
-			          #fn);                                                       \
-			*(ierr) = MPI_ERR_INTERN;                                             \
-		}                                                                             \
+			          #fn);                                                          \
+			*(ierr) = MPI_ERR_INTERN;                                                \
+		}                                                                                \
 	} while (0)
 
 static void ierr_set(MPI_Fint *ierr, int rc)
@@ -317,14 +317,14 @@ static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
 		*fh = PMPI_File_c2f(f);
 }
 
-
 /* ---------------------------------------------- made by Open MPI's own code */
 
 /* A request made by Open MPI's Fortran procedure for a collective: tracked
  * as the C layer tracks the MPI's own collectives (coll.c). */
 static void collective_made(MPI_Fint *req, MPI_Fint *ierr)
 {
-	if (*ierr == MPI_SUCCESS && pmpi_g.threaded && track_add(PMPI_Request_f2c(*req), false, true))
+	if (*ierr == MPI_SUCCESS && pmpi_g.threaded &&
+	    track_add(PMPI_Request_f2c(*req), false, true))
 		progress_kick();
 }
 

@@ -389,7 +389,8 @@ static void print_stats(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
-	        "delegated waits %llu, graph collectives %llu, still pending %ld, eager limit %ld B "
+	        "delegated waits %llu, graph collectives %llu, still pending %ld, eager limit %ld "
+	        "B "
 	        "(%s), background "
 	        "progress %s, "
 	        "socket watcher %s (PIANO_MPI_BLOCKING=%s), %s (%d local ranks, %d CPUs)\n",
@@ -398,9 +399,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_colls), track_pending(),
-	        pmpi_g.eager_limit,
-	        pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off", pmpi_g.watching ? "on" : "off",
-	        pmpi_g.blocking ? pmpi_g.blocking : "-",
+	        pmpi_g.eager_limit, pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off",
+	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
 }
