@@ -18,6 +18,7 @@ PIANO_DEPS=(
 	mpich libmpich-dev
 	gfortran
 	iproute2
+	gdb
 	gnuplot-nox
 )
 
