@@ -4,6 +4,7 @@
 
 #include <piano/settings.h>
 
+#include <limits.h>
 #include <stdlib.h>
 
 struct pmpi_state pmpi_g;
@@ -26,11 +27,11 @@ long pmpi_setting(const char *name, int *source)
 	return pmpi_setting_text(name, NULL, 0, source);
 }
 
-int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes)
+int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes)
 {
 	int size = 0;
 	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
 		return -1;
-	*bytes = (long)count * size;
+	*bytes = size && count > LONG_MAX / size ? LONG_MAX : (long)count * size;
 	return 0;
 }

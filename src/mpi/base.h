@@ -73,7 +73,24 @@ long pmpi_setting_text(const char *name, char *text, size_t len, int *source);
  * (mpi.<mpi>.fatal_output). */
 _Noreturn void pmpi_die(void);
 
-/* count elements of type in bytes: 0, or -1 when the MPI cannot say. */
-int pmpi_type_bytes(int count, MPI_Datatype type, long *bytes);
+/*
+ * A wrapper in its two forms: with int counts, and as the MPI-4 large-count
+ * call (name_c, MPI_Count counts) where the MPI has those. The two are one
+ * operation to the MPI (a receive posted by one matches a send of the
+ * other), so piano treats them alike. DEFINE(sfx, C, ...) defines the
+ * wrapper named MPI_<name><sfx> with counts of type C.
+ */
+#if MPI_VERSION >= 4
+#define LARGE_COUNT(...) __VA_ARGS__
+#else
+#define LARGE_COUNT(...)
+#endif
+#define BOTH_FORMS(DEFINE, ...)    \
+	DEFINE(, int, __VA_ARGS__) \
+	LARGE_COUNT(DEFINE(_c, MPI_Count, __VA_ARGS__))
+
+/* count elements of type in bytes (LONG_MAX past it): 0, or -1 when the MPI
+ * cannot say. MPI_Count: the large-count calls (_c) pass theirs as it is. */
+int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes);
 
 #endif

@@ -13,6 +13,8 @@
 #include "settings.h"
 #include "track.h"
 
+#include <limits.h>
+
 static int coll_track(int rc, MPI_Request *req)
 {
 	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_add(*req, false, true))
@@ -280,3 +282,283 @@ PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const
 		return coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm, request);
 	return coll_track(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request);
 }
+
+#if MPI_VERSION >= 4
+/*
+ * MPI-4 large-count forms (name_c, MPI_Count counts and MPI_Aint
+ * displacements). A rank may call one form while another calls the other,
+ * so a call whose counts fit an int takes the int form's path, graph
+ * included. Otherwise (or when the graph takes arrays of int) the MPI runs
+ * it and piano tracks the request; should PIANO_COLL run that collective as
+ * a graph, a rank calling the int form meanwhile would run the graph
+ * against the MPI's schedule: said once per collective.
+ */
+static bool fits(MPI_Count count) { return count >= 0 && count <= INT_MAX; }
+
+static void large_on_mpi(unsigned bit, const char *name)
+{
+	static _Atomic unsigned warned;
+	if (!(pmpi_g.coll_graph & bit) || !pmpi_g.threaded ||
+	    (atomic_fetch_or_explicit(&warned, bit, memory_order_relaxed) & bit))
+		return;
+	pmpi_warn("%s: counts past INT_MAX or arrays of MPI_Count run on the MPI's schedule, "
+	          "not as PIANO_COLL's graph: every rank must call this form here, or leave "
+	          "the collective out of PIANO_COLL",
+	          name);
+}
+
+PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(sendcount) && fits(recvcount))
+		return MPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                      recvtype, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgather_c");
+	return coll_track(PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                    recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Request *request)
+{
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgatherv_c");
+	return coll_track(PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                     displs, recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+	if (fits(count))
+		return MPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IALLREDUCE, "MPI_Iallreduce_c");
+	return coll_track(PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(sendcount) && fits(recvcount))
+		return MPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                     recvtype, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoall_c");
+	return coll_track(PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                   recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallv_c");
+	return coll_track(PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                    recvcounts, rdispls, recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                 MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                    recvcounts, rdispls, recvtypes, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                             MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(count))
+		return MPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IBCAST, "MPI_Ibcast_c");
+	return coll_track(PMPI_Ibcast_c(buffer, count, datatype, root, comm, request), request);
+}
+
+PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(count))
+		return MPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IEXSCAN, "MPI_Iexscan_c");
+	return coll_track(PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(sendcount) && fits(recvcount))
+		return MPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                   recvtype, root, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igather_c");
+	return coll_track(PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                                 root, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igatherv_c");
+	return coll_track(PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                                  recvtype, root, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm,
+                                          MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                             recvcount, recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf,
+                                           const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm,
+                                           MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                              recvcounts, displs, recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                            recvcount, recvtype, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
+	                                             recvbuf, recvcounts, rdispls, recvtype, comm,
+	                                             request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes,
+	                                             recvbuf, recvcounts, rdispls, recvtypes, comm,
+	                                             request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                              MPI_Request *request)
+{
+	if (fits(count))
+		return MPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IREDUCE, "MPI_Ireduce_c");
+	return coll_track(PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm,
+	                                 request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                      const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	pmpi_ensure();
+	return coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+	                                         request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                            MPI_Request *request)
+{
+	if (fits(recvcount))
+		return MPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op,
+		                                 comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block_c");
+	return coll_track(PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op,
+	                                               comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(count))
+		return MPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_ISCAN, "MPI_Iscan_c");
+	return coll_track(PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Request *request)
+{
+	if (fits(sendcount) && fits(recvcount))
+		return MPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                    recvtype, root, comm, request);
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatter_c");
+	return coll_track(PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                  recvtype, root, comm, request),
+	                  request);
+}
+
+PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Request *request)
+{
+	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatterv_c");
+	return coll_track(PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
+	                                   recvcount, recvtype, root, comm, request),
+	                  request);
+}
+#endif

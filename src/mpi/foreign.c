@@ -27,53 +27,58 @@ PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 	               request, false);
 }
 
-PMPI_EXPORT int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                         int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-	pmpi_ensure();
-	return foreign(PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank,
-	                         target_disp, target_count, target_datatype, win, request),
-	               request, false);
-}
+/* Request-based one-sided operations, in both forms (BOTH_FORMS). */
+#define RMA_ORIGIN(C) const void *origin_addr, C origin_count, MPI_Datatype origin_datatype
+#define RMA_TARGET(C) \
+	int target_rank, MPI_Aint target_disp, C target_count, MPI_Datatype target_datatype
+#define RMA_ORIGIN_NAMES() origin_addr, origin_count, origin_datatype
+#define RMA_TARGET_NAMES() target_rank, target_disp, target_count, target_datatype
 
-PMPI_EXPORT int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                         int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-	pmpi_ensure();
-	return foreign(PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank,
-	                         target_disp, target_count, target_datatype, win, request),
-	               request, false);
-}
+#define RPUT(sfx, C, unused)                                                               \
+	PMPI_EXPORT int MPI_Rput##sfx(RMA_ORIGIN(C), RMA_TARGET(C), MPI_Win win,           \
+	                              MPI_Request *request)                                \
+	{                                                                                  \
+		pmpi_ensure();                                                             \
+		return foreign(PMPI_Rput##sfx(RMA_ORIGIN_NAMES(), RMA_TARGET_NAMES(), win, \
+		                              request),                                    \
+		               request, false);                                            \
+	}
+/* MPI_Rget's origin buffer is not const. */
+#define RGET(sfx, C, unused)                                                                    \
+	PMPI_EXPORT int MPI_Rget##sfx(void *origin_addr, C origin_count,                        \
+	                              MPI_Datatype origin_datatype, RMA_TARGET(C), MPI_Win win, \
+	                              MPI_Request *request)                                     \
+	{                                                                                       \
+		pmpi_ensure();                                                                  \
+		return foreign(PMPI_Rget##sfx(RMA_ORIGIN_NAMES(), RMA_TARGET_NAMES(), win,      \
+		                              request),                                         \
+		               request, false);                                                 \
+	}
+#define RACCUMULATE(sfx, C, unused)                                                                \
+	PMPI_EXPORT int MPI_Raccumulate##sfx(RMA_ORIGIN(C), RMA_TARGET(C), MPI_Op op, MPI_Win win, \
+	                                     MPI_Request *request)                                 \
+	{                                                                                          \
+		pmpi_ensure();                                                                     \
+		return foreign(PMPI_Raccumulate##sfx(RMA_ORIGIN_NAMES(), RMA_TARGET_NAMES(), op,   \
+		                                     win, request),                                \
+		               request, false);                                                    \
+	}
+#define RGET_ACCUMULATE(sfx, C, unused)                                                            \
+	PMPI_EXPORT int MPI_Rget_accumulate##sfx(RMA_ORIGIN(C), void *result_addr, C result_count, \
+	                                         MPI_Datatype result_datatype, RMA_TARGET(C),      \
+	                                         MPI_Op op, MPI_Win win, MPI_Request *request)     \
+	{                                                                                          \
+		pmpi_ensure();                                                                     \
+		return foreign(PMPI_Rget_accumulate##sfx(RMA_ORIGIN_NAMES(), result_addr,          \
+		                                         result_count, result_datatype,            \
+		                                         RMA_TARGET_NAMES(), op, win, request),    \
+		               request, false);                                                    \
+	}
 
-PMPI_EXPORT int MPI_Raccumulate(const void *origin_addr, int origin_count,
-                                MPI_Datatype origin_datatype, int target_rank,
-                                MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                                MPI_Request *request)
-{
-	pmpi_ensure();
-	return foreign(PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
-	                                target_disp, target_count, target_datatype, op, win,
-	                                request),
-	               request, false);
-}
-
-PMPI_EXPORT int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
-                                    MPI_Datatype origin_datatype, void *result_addr,
-                                    int result_count, MPI_Datatype result_datatype,
-                                    int target_rank, MPI_Aint target_disp, int target_count,
-                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                                    MPI_Request *request)
-{
-	pmpi_ensure();
-	return foreign(PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype,
-	                                    result_addr, result_count, result_datatype,
-	                                    target_rank, target_disp, target_count,
-	                                    target_datatype, op, win, request),
-	               request, false);
-}
+BOTH_FORMS(RPUT, -)
+BOTH_FORMS(RGET, -)
+BOTH_FORMS(RACCUMULATE, -)
+BOTH_FORMS(RGET_ACCUMULATE, -)
 
 #if MPI_VERSION >= 4
 PMPI_EXPORT int MPI_Psend_init(const void *buf, int partitions, MPI_Count count,

@@ -18,7 +18,7 @@
 #include "track.h"
 #include "waitop.h"
 
-static int track_new(int rc, int count, MPI_Datatype dt, MPI_Request *req, bool persistent)
+static int track_new(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, bool persistent)
 {
 	if (rc != MPI_SUCCESS || !pmpi_g.threaded)
 		return rc;
@@ -32,77 +32,35 @@ static int track_new(int rc, int count, MPI_Datatype dt, MPI_Request *req, bool 
 	return rc;
 }
 
-#define SEND_ARGS const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm
-#define SEND_NAMES buf, count, dt, dest, tag, comm
-#define RECV_ARGS void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm
-#define RECV_NAMES buf, count, dt, src, tag, comm
+/* Every call in both forms (BOTH_FORMS, base.h): a program that uses the
+ * _c ones, or Fortran 2008 procedures that call them, is tracked the same
+ * way. */
+#define SEND_ARGS(C) const void *buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm
+#define SEND_NAMES() buf, count, dt, dest, tag, comm
+#define RECV_ARGS(C) void *buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm
+#define RECV_NAMES() buf, count, dt, src, tag, comm
+#define MRECV_ARGS(C) void *buf, C count, MPI_Datatype dt, MPI_Message *msg
+#define MRECV_NAMES() buf, count, dt, msg
 
-PMPI_EXPORT int MPI_Isend(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Isend(SEND_NAMES, req), count, dt, req, false);
-}
+/* A call that creates a request: tracked as track_new decides. */
+#define STARTS(sfx, C, name, ARGS, NAMES, persistent)                                         \
+	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                            \
+	{                                                                                     \
+		pmpi_ensure();                                                                \
+		return track_new(PMPI_##name##sfx(NAMES(), req), count, dt, req, persistent); \
+	}
 
-PMPI_EXPORT int MPI_Ibsend(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Ibsend(SEND_NAMES, req), count, dt, req, false);
-}
-
-PMPI_EXPORT int MPI_Issend(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Issend(SEND_NAMES, req), count, dt, req, false);
-}
-
-PMPI_EXPORT int MPI_Irsend(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Irsend(SEND_NAMES, req), count, dt, req, false);
-}
-
-PMPI_EXPORT int MPI_Irecv(RECV_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Irecv(RECV_NAMES, req), count, dt, req, false);
-}
-
-PMPI_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg,
-                           MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Imrecv(buf, count, dt, msg, req), count, dt, req, false);
-}
-
-PMPI_EXPORT int MPI_Send_init(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Send_init(SEND_NAMES, req), count, dt, req, true);
-}
-
-PMPI_EXPORT int MPI_Bsend_init(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Bsend_init(SEND_NAMES, req), count, dt, req, true);
-}
-
-PMPI_EXPORT int MPI_Ssend_init(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Ssend_init(SEND_NAMES, req), count, dt, req, true);
-}
-
-PMPI_EXPORT int MPI_Rsend_init(SEND_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Rsend_init(SEND_NAMES, req), count, dt, req, true);
-}
-
-PMPI_EXPORT int MPI_Recv_init(RECV_ARGS, MPI_Request *req)
-{
-	pmpi_ensure();
-	return track_new(PMPI_Recv_init(RECV_NAMES, req), count, dt, req, true);
-}
+BOTH_FORMS(STARTS, Isend, SEND_ARGS, SEND_NAMES, false)
+BOTH_FORMS(STARTS, Ibsend, SEND_ARGS, SEND_NAMES, false)
+BOTH_FORMS(STARTS, Issend, SEND_ARGS, SEND_NAMES, false)
+BOTH_FORMS(STARTS, Irsend, SEND_ARGS, SEND_NAMES, false)
+BOTH_FORMS(STARTS, Irecv, RECV_ARGS, RECV_NAMES, false)
+BOTH_FORMS(STARTS, Imrecv, MRECV_ARGS, MRECV_NAMES, false)
+BOTH_FORMS(STARTS, Send_init, SEND_ARGS, SEND_NAMES, true)
+BOTH_FORMS(STARTS, Bsend_init, SEND_ARGS, SEND_NAMES, true)
+BOTH_FORMS(STARTS, Ssend_init, SEND_ARGS, SEND_NAMES, true)
+BOTH_FORMS(STARTS, Rsend_init, SEND_ARGS, SEND_NAMES, true)
+BOTH_FORMS(STARTS, Recv_init, RECV_ARGS, RECV_NAMES, true)
 
 PMPI_EXPORT int MPI_Start(MPI_Request *req)
 {
@@ -133,38 +91,41 @@ PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
  * non-blocking call and a delegated wait, so that the thread sleeps while
  * one poller serves them all.
  */
-PMPI_EXPORT int MPI_Send(SEND_ARGS)
+static int delegated(int rc, MPI_Request *r, MPI_Status *status)
 {
-	pmpi_ensure();
-	struct waitop op = { .kind = WAIT_ONE, .n = 0 };
-	MPI_Request r = MPI_REQUEST_NULL;
-	enum wait_mode mode = wait_enter(&op);
-	int rc;
-	if (mode != WAIT_DELEGATED) {
-		rc = PMPI_Send(SEND_NAMES);
-	} else if ((rc = PMPI_Isend(SEND_NAMES, &r)) == MPI_SUCCESS) {
-		op = (struct waitop){ .kind = WAIT_ONE, .n = 1, .reqs = &r };
-		waitop_block(&op);
-		rc = PMPI_Wait(&r, MPI_STATUS_IGNORE);
-	}
-	wait_leave(mode);
-	return rc;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = r };
+	waitop_block(&op);
+	return PMPI_Wait(r, status);
 }
 
-PMPI_EXPORT int MPI_Recv(RECV_ARGS, MPI_Status *status)
-{
-	pmpi_ensure();
-	struct waitop op = { .kind = WAIT_ONE, .n = 0 };
-	MPI_Request r = MPI_REQUEST_NULL;
-	enum wait_mode mode = wait_enter(&op);
-	int rc;
-	if (mode != WAIT_DELEGATED) {
-		rc = PMPI_Recv(RECV_NAMES, status);
-	} else if ((rc = PMPI_Irecv(RECV_NAMES, &r)) == MPI_SUCCESS) {
-		op = (struct waitop){ .kind = WAIT_ONE, .n = 1, .reqs = &r };
-		waitop_block(&op);
-		rc = PMPI_Wait(&r, status);
+#define SEND(sfx, C, unused)                                                                       \
+	PMPI_EXPORT int MPI_Send##sfx(SEND_ARGS(C))                                                \
+	{                                                                                          \
+		pmpi_ensure();                                                                     \
+		struct waitop op = { .kind = WAIT_ONE, .n = 0 };                                   \
+		MPI_Request r = MPI_REQUEST_NULL;                                                  \
+		enum wait_mode mode = wait_enter(&op);                                             \
+		int rc = mode != WAIT_DELEGATED ? PMPI_Send##sfx(SEND_NAMES())                     \
+		                                : delegated(PMPI_Isend##sfx(SEND_NAMES(), &r), &r, \
+		                                            MPI_STATUS_IGNORE);                    \
+		wait_leave(mode);                                                                  \
+		return rc;                                                                         \
 	}
-	wait_leave(mode);
-	return rc;
-}
+#define RECV(sfx, C, unused)                                                                 \
+	PMPI_EXPORT int MPI_Recv##sfx(RECV_ARGS(C), MPI_Status *status)                      \
+	{                                                                                    \
+		pmpi_ensure();                                                               \
+		struct waitop op = { .kind = WAIT_ONE, .n = 0 };                             \
+		MPI_Request r = MPI_REQUEST_NULL;                                            \
+		enum wait_mode mode = wait_enter(&op);                                       \
+		int rc = mode != WAIT_DELEGATED                                              \
+		                 ? PMPI_Recv##sfx(RECV_NAMES(), status)                      \
+		                 : delegated(PMPI_Irecv##sfx(RECV_NAMES(), &r), &r, status); \
+		wait_leave(mode);                                                            \
+		return rc;                                                                   \
+	}
+
+BOTH_FORMS(SEND, -)
+BOTH_FORMS(RECV, -)

@@ -1,7 +1,9 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! What piano must see of a Fortran program, in each binding: compiled with
 ! -DBINDING_F08 (use mpi_f08), -DBINDING_MODULE (use mpi) or neither
-! (mpif.h). Two ranks.
+! (mpif.h); -DLARGE_COUNT with use mpi_f08: check 1 with MPI_COUNT_KIND
+! counts (the MPI-4 procedures, which call the C large-count calls). Two
+! ranks.
 !  1. background progress: rank 1 posts a large MPI_Irecv, then polls a flag
 !     file without any MPI call until rank 0's MPI_Wait on the matching
 !     MPI_Isend has returned (a timeout means nothing progressed rank 1's
@@ -44,6 +46,12 @@ program test_fortran_bindings
 #define STATUS_K(ss, k) ss(:, k)
 #endif
   integer, parameter :: n = 2 * 1024 * 1024
+#if defined(LARGE_COUNT)
+  ! The MPI_COUNT_KIND procedures (MPI-4) for the background-progress check.
+  integer(kind=MPI_COUNT_KIND), parameter :: n1 = n
+#else
+  integer, parameter :: n1 = n
+#endif
   double precision, allocatable :: buf(:), pbuf(:)
   integer :: ierr, rank, provided, stamp, t0, t1, rate, round, idx, count, small(4), small2(4)
   integer :: bval, sval, ssum
@@ -76,13 +84,13 @@ program test_fortran_bindings
   ! 1. background progress
   if (rank == 0) then
     buf = 42d0
-    call MPI_Isend(buf, n, MPI_DOUBLE_PRECISION, 1, 7, MPI_COMM_WORLD, req, ierr)
+    call MPI_Isend(buf, n1, MPI_DOUBLE_PRECISION, 1, 7, MPI_COMM_WORLD, req, ierr)
     call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
     open (unit=10, file=flagfile, status='replace')
     close (10)
   else
     buf = 0d0
-    call MPI_Irecv(buf, n, MPI_DOUBLE_PRECISION, 0, 7, MPI_COMM_WORLD, req, ierr)
+    call MPI_Irecv(buf, n1, MPI_DOUBLE_PRECISION, 0, 7, MPI_COMM_WORLD, req, ierr)
     call system_clock(t0, rate)
     there = .false.
     do while (.not. there)

@@ -7,9 +7,11 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll|allreduce|busy [timeout_s (default 20)] [late|streak]
+ * usage: test_progress p2p|coll|allreduce|busy[_c] [timeout_s (default 20)] [late|streak]
  * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
- * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros).
+ * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros). With
+ * "_c", the MPI-4 large-count calls (MPI_Isend_c, MPI_Ibcast_c, ...): the
+ * same operations, the same progress (exit 77 where the MPI has none).
  * "streak" (third argument) makes 16 quick 64 KiB exchanges first: each
  * holds the engine's timer for less than a period, so the long transfer's
  * hold is predicted short (timer.c); it must still get background progress.
@@ -28,6 +30,7 @@
 #include "mpitest.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -40,9 +43,24 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void start(int coll, int rank, char *buf, MPI_Request *req)
+#if MPI_VERSION >= 4
+#define LARGE(call) call##_c
+#else /* never called: main() skips first */
+#define LARGE(call) call
+#endif
+
+static void start(int coll, bool large, int rank, char *buf, MPI_Request *req)
 {
-	if (coll == 2) /* 'x' | 0 = 'x': the same check as the broadcast's */
+	if (large && coll == 2)
+		CHECK_MPI(LARGE(MPI_Iallreduce)(MPI_IN_PLACE, buf, LEN, MPI_BYTE, MPI_BOR,
+		                                MPI_COMM_WORLD, req));
+	else if (large && coll)
+		CHECK_MPI(LARGE(MPI_Ibcast)(buf, LEN, MPI_CHAR, 0, MPI_COMM_WORLD, req));
+	else if (large && rank == 0)
+		CHECK_MPI(LARGE(MPI_Isend)(buf, LEN, MPI_CHAR, 1, 7, MPI_COMM_WORLD, req));
+	else if (large)
+		CHECK_MPI(LARGE(MPI_Irecv)(buf, LEN, MPI_CHAR, 0, 7, MPI_COMM_WORLD, req));
+	else if (coll == 2) /* 'x' | 0 = 'x': the same check as the broadcast's */
 		CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, buf, LEN, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD,
 		                         req));
 	else if (coll)
@@ -94,10 +112,23 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
-	int coll = argc > 1 && strcmp(argv[1], "coll") == 0;
-	if (argc > 1 && strcmp(argv[1], "allreduce") == 0)
+	char kind[16] = "p2p";
+	if (argc > 1)
+		snprintf(kind, sizeof(kind), "%s", argv[1]);
+	size_t klen = strlen(kind);
+	bool large = klen > 2 && strcmp(kind + klen - 2, "_c") == 0;
+	if (large)
+		kind[klen - 2] = 0;
+	if (large && MPI_VERSION < 4) {
+		if (rank == 0)
+			printf("no MPI-4 large-count calls in this MPI\n");
+		MPI_Finalize();
+		return 77;
+	}
+	int coll = strcmp(kind, "coll") == 0;
+	if (strcmp(kind, "allreduce") == 0)
 		coll = 2;
-	int busy = argc > 1 && strcmp(argv[1], "busy") == 0;
+	int busy = strcmp(kind, "busy") == 0;
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
 	MPI_Comm node;
@@ -131,7 +162,7 @@ int main(int argc, char **argv)
 			CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
 		}
 	}
-	start(coll, rank, buf, &req);
+	start(coll, large, rank, buf, &req);
 	int ok = 1;
 	if (busy) {
 		ok = spin_until_delivered(rank, buf, flag, timeout_s);
