@@ -31,7 +31,7 @@ extern char **environ;
 struct entry {
 	const struct piano_setting_spec *spec;
 	const char *layer;
-	char range[160];      /* accepted values as text (generated) */
+	char range[512];      /* accepted values as text (generated) */
 	char live[VALUE_MAX]; /* valid while `loaded` */
 	long number;
 	int source;
@@ -65,10 +65,16 @@ static void summary(const char *help, char *buf, size_t len)
 	       (strncmp(end - 3, "e.g", 3) == 0 || strncmp(end - 3, "i.e", 3) == 0))
 		end += 2;
 	size_t n = end ? (size_t)(end - help) : strlen(help);
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, help, n);
-	buf[n] = '\0';
+	if (n < len) {
+		memcpy(buf, help, n);
+		buf[n] = '\0';
+		return;
+	}
+	/* Too long for one line: cut at a word, and say so. */
+	n = len - 5;
+	while (n > 0 && help[n] != ' ')
+		n--;
+	snprintf(buf, len, "%.*s ...", (int)n, help);
 }
 
 static void range_text(const struct piano_setting_spec *sp, char *buf, size_t len)
