@@ -40,7 +40,8 @@ PY
 out=$(TEST_USER_PRELOAD=${LD_PRELOAD:-} PIANO_STATS=1 "$@" "$piano_run" "$python" "$tmp/app.py" 2>&1)
 status=$?
 printf '%s\n' "$out" | grep -E '^python rank|^# piano-mpi rank|piano-run:|Error'
-ranks=$(printf '%s\n' "$out" | grep -c '^# piano-mpi rank [01] ')
+# Anywhere in a line: another rank's output may still lack its newline.
+ranks=$(printf '%s\n' "$out" | grep -o '# piano-mpi rank [01] ' | sort -u | wc -l)
 if [ "$status" -ne 0 ] || [ "$ranks" -ne 2 ]; then
 	printf '%s\n' "$out"
 	echo "preload_python: FAIL (exit $status, piano loaded in $ranks of 2 ranks)"
