@@ -47,8 +47,27 @@ static int set_policy(int policy)
 	return -pthread_setschedparam(pthread_self(), policy, &p);
 }
 
-int sys_sched_idle(void) { return set_policy(SCHED_IDLE); }
-int sys_sched_normal(void) { return set_policy(SCHED_OTHER); }
+/* The class this thread last put itself in: another thread may raise it
+ * for a while (queue_rescue), which does not change what it is. */
+static _Thread_local bool home_idle;
+
+int sys_sched_idle(void)
+{
+	int rc = set_policy(SCHED_IDLE);
+	if (rc == 0)
+		home_idle = true;
+	return rc;
+}
+
+int sys_sched_normal(void)
+{
+	int rc = set_policy(SCHED_OTHER);
+	if (rc == 0)
+		home_idle = false;
+	return rc;
+}
+
+bool sys_sched_home_idle(void) { return home_idle; }
 
 int sys_sched_normal_tid(int tid)
 {

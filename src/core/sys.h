@@ -7,6 +7,7 @@
 #define PIANO_SYS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Monotonic time in nanoseconds (vDSO, ~20 ns). */
@@ -32,6 +33,10 @@ int sys_gettid(void);
 /* Scheduling class of the calling thread. Return 0 or -errno. */
 int sys_sched_idle(void);
 int sys_sched_normal(void);
+/* Whether the calling thread last put itself at SCHED_IDLE (through
+ * sys_sched_idle, not undone by sys_sched_normal): its class even while
+ * another thread has raised it (sys_sched_normal_tid). */
+bool sys_sched_home_idle(void);
 /* Another thread of the process to SCHED_OTHER: 0 or -errno. */
 int sys_sched_normal_tid(int tid);
 /* Lowest SCHED_OTHER priority (nice 19), the fallback for SCHED_IDLE. */

@@ -39,7 +39,10 @@ static _Atomic int boost_denied; /* leaving SCHED_IDLE is not permitted */
 
 /* This thread's record, NULL when it does not poll at SCHED_IDLE (decided at
  * its first call: the engine sets an idle thread's policy before it polls,
- * and with PIANO_IDLE_BOOST=1 it polls at SCHED_OTHER). */
+ * and with PIANO_IDLE_BOOST=1 it polls at SCHED_OTHER). By the class the
+ * thread put itself in, not only by its policy of the moment: the timer may
+ * have raised it for a while (queue_rescue), and a thread recorded as not
+ * polling at SCHED_IDLE would never be relieved again. */
 static struct poker *my_poker(void)
 {
 	static _Thread_local int known;
@@ -47,7 +50,7 @@ static struct poker *my_poker(void)
 	if (known)
 		return mine;
 	known = 1;
-	if (sched_getscheduler(0) != SCHED_IDLE)
+	if (!sys_sched_home_idle() && sched_getscheduler(0) != SCHED_IDLE)
 		return NULL;
 	struct poker *p = calloc(1, sizeof(*p));
 	if (!p)
