@@ -61,16 +61,29 @@ static void fill(unsigned char *b, int len, uint64_t seed)
 	}
 }
 
-static int verify(const unsigned char *b, int len, uint64_t seed)
+/* Whether b holds the len bytes of seed's stream; if not, says which bytes
+ * differ (a corruption is rare: its shape is all there is to go on). */
+static int verify_msg(const unsigned char *b, int len, uint64_t seed, int kind, int line)
 {
 	uint64_t s = seed;
+	long bad = 0, first = -1, last = -1;
 	for (int i = 0; i < len; i += 8) {
 		uint64_t v = next(&s);
-		if (memcmp(b + i, &v, (size_t)(len - i < 8 ? len - i : 8)))
-			return 0;
+		if (memcmp(b + i, &v, (size_t)(len - i < 8 ? len - i : 8))) {
+			bad++;
+			last = i;
+			if (first < 0)
+				first = i;
+		}
 	}
-	return 1;
+	if (bad)
+		fprintf(stderr,
+		        "rank %d: line %d: message of kind %d, %d bytes: %ld of its 8-byte words "
+		        "differ, offsets %ld to %ld\n",
+		        rank, line, kind, len, bad, first, last);
+	return bad == 0;
 }
+#define verify(b, len, seed) verify_msg(b, len, seed, kind, __LINE__)
 
 struct worker {
 	int tid;
