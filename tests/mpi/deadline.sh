@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Runs a command with a time limit; when the limit passes, prints the state
-# and kernel wait channel of every thread of every process the command
-# started, and their stacks when gdb is installed, then kills the
+# and kernel wait channel of every thread of the command and of every
+# process it started, and their stacks when gdb is installed, then kills the
 # whole tree and exits 124. A hang on a CI machine nobody can log into is
 # diagnosed from its log: a plain timeout kills the job and loses the state.
 # Output of the command goes to this script's standard output as it comes.
@@ -58,7 +58,8 @@ if ! kill -0 "$pid" 2>/dev/null; then
 fi
 mapfile -t procs < <(descendants "$pid")
 echo "deadline.sh: '$*' still running after $limit s; stacks of its processes:"
-dump "${procs[@]}"
+# The command itself too: a launcher may hang after its ranks have gone.
+dump "$pid" "${procs[@]}"
 kill -KILL "$pid" "${procs[@]}" 2>/dev/null
 wait "$pid" 2>/dev/null
 exit 124

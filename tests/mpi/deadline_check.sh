@@ -26,6 +26,8 @@ for s in 1 2; do
 		fail "no stacks for 'sleep $s$marker' in: $out"
 done
 grep -q '^thread [0-9]* sleep: state' <<<"$out" || fail "no thread lines in: $out"
+grep -q "==== pid [0-9]*: bash -c sleep 1$marker" <<<"$out" ||
+	fail "no stacks for the command itself in: $out"
 sleep 0.5
 if pgrep -f "sleep [12]$marker" >/dev/null; then
 	pkill -f "sleep [12]$marker"
