@@ -45,6 +45,9 @@ struct pmpi_state {
 	long coll_segment;    /* PIANO_COLL_SEGMENT */
 	const char *blocking; /* PIANO_MPI_BLOCKING: auto, timer or block */
 	int watching;         /* the socket watcher runs */
+	int file_helper;      /* piano runs non-blocking file transfers (fileio.c) */
+	const char *file_why; /* why not, when the user should be told */
+	long file_chunk;      /* PIANO_MPI_FILE_CHUNK */
 	int local_rank, local_size;
 	int node_cpus;      /* CPUs the node's ranks may use (0: unknown) */
 	int oversubscribed; /* local_size > node_cpus: no idle threads (init.c) */

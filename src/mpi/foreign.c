@@ -101,39 +101,3 @@ PMPI_EXPORT int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_D
 	               request, true);
 }
 #endif
-
-/*
- * Non-blocking file I/O. MPICH's ROMIO completes a file request only from a
- * Test or Wait on that very request (its poll function), never from the
- * progress an engine's check would drive; Open MPI's ompio is driven by a
- * progress callback that piano keeps away from open files (gate.c).
- */
-#define FILE_I(name, bufq, ...)                                                             \
-	PMPI_EXPORT int MPI_File_##name(MPI_File fh, __VA_ARGS__ bufq void *buf, int count,  \
-	                                MPI_Datatype dt, MPI_Request *request)               \
-	{                                                                                   \
-		pmpi_ensure();                                                              \
-		return foreign(PMPI_File_##name(fh, FILE_OFS_##name buf, count, dt, request), \
-		               request, false);                                             \
-	}
-#define FILE_OFS_iread
-#define FILE_OFS_iwrite
-#define FILE_OFS_iread_shared
-#define FILE_OFS_iwrite_shared
-#define FILE_OFS_iread_all
-#define FILE_OFS_iwrite_all
-#define FILE_OFS_iread_at offset,
-#define FILE_OFS_iwrite_at offset,
-#define FILE_OFS_iread_at_all offset,
-#define FILE_OFS_iwrite_at_all offset,
-
-FILE_I(iread, , )
-FILE_I(iwrite, const, )
-FILE_I(iread_shared, , )
-FILE_I(iwrite_shared, const, )
-FILE_I(iread_all, , )
-FILE_I(iwrite_all, const, )
-FILE_I(iread_at, , MPI_Offset offset, )
-FILE_I(iwrite_at, const, MPI_Offset offset, )
-FILE_I(iread_at_all, , MPI_Offset offset, )
-FILE_I(iwrite_at_all, const, MPI_Offset offset, )

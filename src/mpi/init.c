@@ -8,6 +8,7 @@
 #include "coll_shadow.h"
 #include "cvar.h"
 #include "eager.h"
+#include "fileio.h"
 #include "preload.h"
 #include "progress.h"
 #include "settings.h"
@@ -227,6 +228,40 @@ static void timer_mode(struct overrides *o)
 		override(o, "PIANO_TIMER_MODE", "demand");
 }
 
+/*
+ * PIANO_MPI_FILE=piano: the file transfer task (fileio.c) needs a blocking
+ * helper of its own beside the socket watcher's. Left unset,
+ * PIANO_BLOCK_HELPERS gets one more; set by the user, it is kept, and the
+ * transfers run natively if it leaves none to spare (file_helper_check).
+ * A helper without a task sleeps and costs nothing.
+ */
+static void file_helpers(struct overrides *o)
+{
+	static char more[24];
+	int src = 0;
+	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", &src);
+	if (pmpi_setting("PIANO_MPI_FILE", NULL) != PMPI_FILE_PIANO || src != PIANO_SOURCE_DEFAULT)
+		return;
+	snprintf(more, sizeof(more), "%ld", helpers + 1);
+	override(o, "PIANO_BLOCK_HELPERS", more);
+}
+
+static void file_helper_check(void)
+{
+	pmpi_g.file_chunk = pmpi_setting("PIANO_MPI_FILE_CHUNK", NULL);
+	if (pmpi_setting("PIANO_MPI_FILE", NULL) != PMPI_FILE_PIANO || !pmpi_g.threaded)
+		return; /* chosen, or announced at set-up (explicit-polling mode) */
+	int src = 0;
+	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", &src);
+	if (helpers - pmpi_g.watching >= 1) {
+		pmpi_g.file_helper = 1;
+		return;
+	}
+	pmpi_g.file_why = pmpi_g.watching ? "PIANO_BLOCK_HELPERS leaves no blocking helper beside "
+	                                    "the socket watcher's"
+	                                  : "PIANO_BLOCK_HELPERS=0";
+}
+
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
 static void setup(int real)
 {
@@ -255,6 +290,7 @@ static void setup(int real)
 	placement(&o);
 	oversubscription(&o);
 	timer_mode(&o);
+	file_helpers(&o);
 	if (real < MPI_THREAD_MULTIPLE) {
 		pmpi_warn("the MPI library provides %s, not MPI_THREAD_MULTIPLE: piano runs in "
 		          "explicit-polling mode, without background progress",
@@ -305,6 +341,7 @@ static void setup(int real)
 		pmpi_die();
 	}
 	blocking_setup();
+	file_helper_check();
 	pmpi_g.ready = 1;
 	atomic_store(&ready_flag, 1);
 }
@@ -434,6 +471,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		/* Stop and drain the engine first: after PMPI_Finalize no ltask
 		 * may call MPI. Requests still pending are completed by
 		 * PMPI_Finalize itself as the standard requires. */
+		fileio_shutdown();
 		watch_shutdown();
 		progress_shutdown();
 		coll_shadow_reap();

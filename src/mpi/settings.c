@@ -143,6 +143,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Pipeline segment of the graph collectives, in bytes: a message is cut into segments "
 	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "
 	  "the same on every rank." },
+	{ "PIANO_MPI_FILE", PIANO_SETTING_CHOICE, "piano", 0, 0, "piano,native", NULL, NULL,
+	  "Non-blocking file calls (`MPI_File_iwrite`, `iread`, the `_at` and `_shared` forms): "
+	  "`piano` = the transfer runs on a blocking helper thread while the application "
+	  "computes (docs/mpi.md, \"Non-blocking file I/O\"; it takes one more helper than "
+	  "`PIANO_BLOCK_HELPERS` asks for when that is left unset); `native` = the MPI's own." },
+	{ "PIANO_MPI_FILE_CHUNK", PIANO_SETTING_INT, "4194304", 4096, 1073741824L, NULL, NULL, NULL,
+	  "Bytes a non-blocking file transfer moves per call (whole elements): the "
+	  "application's own file calls wait at most one such call." },
 	{ "PIANO_MPI_LIBDIR", PIANO_SETTING_TEXT, "", 0, 0, NULL, "empty, or a directory", NULL,
 	  "Read by `piano-run` only: the directory it takes `libpiano-mpi-<mpi>.so` from. "
 	  "Empty: the directory the build or the installation put them in." },

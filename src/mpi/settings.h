@@ -21,6 +21,7 @@ enum pmpi_thread_choice {
 	PMPI_LEVEL_MULTIPLE
 };
 enum pmpi_blocking_choice { PMPI_BLOCKING_AUTO, PMPI_BLOCKING_TIMER, PMPI_BLOCKING_BLOCK };
+enum pmpi_file_choice { PMPI_FILE_PIANO, PMPI_FILE_NATIVE };
 
 /* The collectives PIANO_COLL can run as graphs (bits of a mask). */
 enum pmpi_coll_bit {
