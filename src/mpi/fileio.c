@@ -40,24 +40,24 @@
 
 struct xfer {
 	struct xfer *next;
-	struct fileio_xfer x;   /* x.dt: a duplicate the transfer owns, if derived */
-	bool dup;               /* x.dt is such a duplicate */
-	int size;               /* bytes of one element of x.dt */
-	MPI_Aint extent;        /* of x.dt */
-	MPI_Count done;         /* elements moved so far (mover only) */
-	MPI_Count bytes;        /* bytes moved, for the status */
-	int err;                /* MPI error code of the call that failed */
-	MPI_Request req;        /* the generalized request */
+	struct fileio_xfer x; /* x.dt: a duplicate the transfer owns, if derived */
+	bool dup;             /* x.dt is such a duplicate */
+	int size;             /* bytes of one element of x.dt */
+	MPI_Aint extent;      /* of x.dt */
+	MPI_Count done;       /* elements moved so far (mover only) */
+	MPI_Count bytes;      /* bytes moved, for the status */
+	int err;              /* MPI error code of the call that failed */
+	MPI_Request req;      /* the generalized request */
 	_Atomic int refs;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t drained;      /* a transfer left the queue, or the mover ended */
-	struct xfer *head, *tail;    /* queued, the head being made */
-	struct xfer *made;           /* made, request not yet completed */
-	bool active;                 /* a mover task is submitted and not ended */
-	bool busy;                   /* a chunk of the head is being made */
+	pthread_cond_t drained;   /* a transfer left the queue, or the mover ended */
+	struct xfer *head, *tail; /* queued, the head being made */
+	struct xfer *made;        /* made, request not yet completed */
+	bool active;              /* a mover task is submitted and not ended */
+	bool busy;                /* a chunk of the head is being made */
 } q = { .lock = PTHREAD_MUTEX_INITIALIZER, .drained = PTHREAD_COND_INITIALIZER };
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;

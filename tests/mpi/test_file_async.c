@@ -290,7 +290,7 @@ static double now(void)
 }
 
 #define PROOF_INTS (16 << 20) /* 64 MiB */
-#define PROOF_BLOCK 256        /* ints: 1 KiB */
+#define PROOF_BLOCK 256       /* ints: 1 KiB */
 
 static int proof(int rank, double limit, bool strided_mem)
 {
@@ -317,8 +317,8 @@ static int proof(int rank, double limit, bool strided_mem)
 			free(out);
 			out = wide;
 			MPI_Datatype every_other;
-			CHECK_MPI(MPI_Type_vector(PROOF_INTS / PROOF_BLOCK, PROOF_BLOCK, 2 * PROOF_BLOCK,
-			                          MPI_INT, &every_other));
+			CHECK_MPI(MPI_Type_vector(PROOF_INTS / PROOF_BLOCK, PROOF_BLOCK,
+			                          2 * PROOF_BLOCK, MPI_INT, &every_other));
 			CHECK_MPI(MPI_Type_commit(&every_other));
 			t0 = now();
 			CHECK_MPI(MPI_File_iwrite_at(fh, 0, out, 1, every_other, &r));
@@ -330,8 +330,8 @@ static int proof(int rank, double limit, bool strided_mem)
 		/* Made inside the call, the transfer overlapped nothing. */
 		int fd = open(path, O_RDONLY), last = 0;
 		bool inside = fd >= 0 &&
-		              pread(fd, &last, sizeof(last), (off_t)(PROOF_INTS - 1) * sizeof(int)) ==
-		                      sizeof(last) &&
+		              pread(fd, &last, sizeof(last),
+		                    (off_t)(PROOF_INTS - 1) * sizeof(int)) == sizeof(last) &&
 		              last == 9 * 1000003 + PROOF_INTS - 1;
 		if (fd >= 0)
 			close(fd);
@@ -387,8 +387,8 @@ static int proof(int rank, double limit, bool strided_mem)
 /* Each rank removes its files, then rank 0 the directory. */
 static void remove_files(int rank)
 {
-	static const char *const names[] = { "contig", "strided", "ro", "mixed", "thread0",
-		                             "thread1" };
+	static const char *const names[] = { "contig", "strided", "ro",
+		                             "mixed",  "thread0", "thread1" };
 	char path[128];
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s.%d", dir, names[i], rank);
