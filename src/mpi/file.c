@@ -54,6 +54,7 @@ struct file_rec {
 	MPI_File fh;
 	int amode;
 	int etype_size;
+	MPI_Request split; /* the split collective piano runs, if one */
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +75,7 @@ static bool remember(MPI_File fh, int amode)
 		ok = n != NULL;
 	}
 	if (ok)
-		files[nfiles++] = (struct file_rec){ fh, amode, 1 };
+		files[nfiles++] = (struct file_rec){ fh, amode, 1, MPI_REQUEST_NULL };
 	pthread_mutex_unlock(&files_lock);
 	return ok;
 }
@@ -116,6 +117,19 @@ static void set_etype(MPI_File fh, int etype_size)
 	pthread_mutex_unlock(&files_lock);
 }
 
+/* Swaps *req with the request of fh's split collective. */
+static void swap_split(MPI_File fh, MPI_Request *req)
+{
+	pthread_mutex_lock(&files_lock);
+	for (size_t i = 0; i < nfiles; i++)
+		if (files[i].fh == fh) {
+			MPI_Request r = files[i].split;
+			files[i].split = *req;
+			*req = r;
+		}
+	pthread_mutex_unlock(&files_lock);
+}
+
 PMPI_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                               MPI_File *fh)
 {
@@ -123,6 +137,7 @@ PMPI_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MP
 	/* Closed before the call: opening a file may already run ompio code
 	 * that a concurrent progress call could meet. */
 	gate_close(WHY);
+	fileio_flush(MPI_FILE_NULL, true);
 	fileio_lock();
 	int rc = PMPI_File_open(comm, filename, amode, info, fh);
 	fileio_unlock();
@@ -139,7 +154,7 @@ PMPI_EXPORT int MPI_File_close(MPI_File *fh)
 {
 	pmpi_ensure();
 	MPI_File was = *fh;
-	fileio_flush(was);
+	fileio_flush(was, true);
 	fileio_lock();
 	int rc = PMPI_File_close(fh);
 	fileio_unlock();
@@ -166,7 +181,7 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
                                   MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
 	pmpi_ensure();
-	fileio_flush(fh);
+	fileio_flush(fh, true);
 	fileio_lock();
 	int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
 	fileio_unlock();
@@ -176,74 +191,60 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 	return rc;
 }
 
-/* Calls that see or change what queued transfers do: they wait for the
- * file's transfers, then run under the lock. */
-#define AFTER_TRANSFERS(name, params, args)     \
-	PMPI_EXPORT int MPI_File_##name params  \
-	{                                       \
-		pmpi_ensure();                  \
-		fileio_flush(fh);               \
-		fileio_lock();                  \
-		int rc = PMPI_File_##name args; \
-		fileio_unlock();                \
-		return rc;                      \
+/* The MPI's own call under the lock, after the queued transfers that it
+ * must follow: those of `after` (MPI_FILE_NULL: of no file), and when the
+ * call is collective, every collective one (fileio.h says why). */
+#define LOCKED_AFTER(after, collective, call)                           \
+	do {                                                            \
+		if ((after) != MPI_FILE_NULL || (collective))           \
+			fileio_flush(after, collective);                \
+		fileio_lock();                                          \
+		int rc_ = call;                                         \
+		fileio_unlock();                                        \
+		return rc_;                                             \
+	} while (0)
+#define AFTER(name, params, args, after, collective)                              \
+	PMPI_EXPORT int MPI_File_##name params                                    \
+	{                                                                         \
+		pmpi_ensure();                                                    \
+		LOCKED_AFTER(after, collective, PMPI_File_##name args);           \
 	}
-AFTER_TRANSFERS(seek, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence))
-AFTER_TRANSFERS(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence))
-AFTER_TRANSFERS(get_position, (MPI_File fh, MPI_Offset *offset), (fh, offset))
-AFTER_TRANSFERS(get_position_shared, (MPI_File fh, MPI_Offset *offset), (fh, offset))
-AFTER_TRANSFERS(sync, (MPI_File fh), (fh))
-AFTER_TRANSFERS(set_size, (MPI_File fh, MPI_Offset size), (fh, size))
-AFTER_TRANSFERS(preallocate, (MPI_File fh, MPI_Offset size), (fh, size))
-AFTER_TRANSFERS(set_atomicity, (MPI_File fh, int flag), (fh, flag))
 
-/* The blocking transfers, the split collectives and the non-blocking
- * collectives stay the MPI's own, under the lock. */
-#define LOCKED(name, params, args)              \
-	PMPI_EXPORT int MPI_File_##name params  \
-	{                                       \
-		pmpi_ensure();                  \
-		fileio_lock();                  \
-		int rc = PMPI_File_##name args; \
-		fileio_unlock();                \
-		return rc;                      \
-	}
+/* Calls that see or change what queued transfers do: they wait for the
+ * file's transfers. */
+AFTER(seek, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence), fh, false)
+AFTER(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence), fh, true)
+AFTER(get_position, (MPI_File fh, MPI_Offset *offset), (fh, offset), fh, false)
+AFTER(get_position_shared, (MPI_File fh, MPI_Offset *offset), (fh, offset), fh, false)
+AFTER(sync, (MPI_File fh), (fh), fh, true)
+AFTER(set_size, (MPI_File fh, MPI_Offset size), (fh, size), fh, true)
+AFTER(preallocate, (MPI_File fh, MPI_Offset size), (fh, size), fh, true)
+AFTER(set_atomicity, (MPI_File fh, int flag), (fh, flag), fh, true)
+
+/* The blocking transfers stay the MPI's own. Those through the shared
+ * pointer follow the file's queued transfers (which may move it), and the
+ * collective ones the queued collectives. */
+#define LOCKED(name, params, args) AFTER(name, params, args, MPI_FILE_NULL, false)
+#define SHARED(name, params, args) AFTER(name, params, args, fh, false)
+#define COLL(name, params, args) AFTER(name, params, args, MPI_FILE_NULL, true)
+#define ORDERED(name, params, args) AFTER(name, params, args, fh, true)
 #define XFER_PARAMS(bufq, C) (MPI_File fh, bufq void *buf, C count, MPI_Datatype dt, MPI_Status *st)
 #define XFER_AT_PARAMS(bufq, C) \
 	(MPI_File fh, MPI_Offset offset, bufq void *buf, C count, MPI_Datatype dt, MPI_Status *st)
 #define BLOCKING(sfx, C, unused)                                                          \
-	LOCKED(read##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                     \
-	LOCKED(read_all##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                 \
-	LOCKED(read_shared##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))              \
-	LOCKED(read_ordered##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))             \
-	LOCKED(read_at##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))       \
-	LOCKED(read_at_all##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))   \
-	LOCKED(write##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))               \
-	LOCKED(write_all##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))           \
-	LOCKED(write_shared##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))        \
-	LOCKED(write_ordered##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))       \
+	LOCKED(read##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                   \
+	COLL(read_all##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                 \
+	SHARED(read_shared##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))            \
+	ORDERED(read_ordered##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))          \
+	LOCKED(read_at##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))     \
+	COLL(read_at_all##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))   \
+	LOCKED(write##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))             \
+	COLL(write_all##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))           \
+	SHARED(write_shared##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))      \
+	ORDERED(write_ordered##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))    \
 	LOCKED(write_at##sfx, XFER_AT_PARAMS(const, C), (fh, offset, buf, count, dt, st)) \
-	LOCKED(write_at_all##sfx, XFER_AT_PARAMS(const, C), (fh, offset, buf, count, dt, st))
+	COLL(write_at_all##sfx, XFER_AT_PARAMS(const, C), (fh, offset, buf, count, dt, st))
 BOTH_FORMS(BLOCKING, -)
-
-#define BEGIN_PARAMS(bufq, C) (MPI_File fh, bufq void *buf, C count, MPI_Datatype dt)
-#define BEGIN_AT_PARAMS(bufq, C) \
-	(MPI_File fh, MPI_Offset offset, bufq void *buf, C count, MPI_Datatype dt)
-#define SPLIT_BEGIN(sfx, C, unused)                                                        \
-	LOCKED(read_all_begin##sfx, BEGIN_PARAMS(, C), (fh, buf, count, dt))               \
-	LOCKED(read_ordered_begin##sfx, BEGIN_PARAMS(, C), (fh, buf, count, dt))           \
-	LOCKED(read_at_all_begin##sfx, BEGIN_AT_PARAMS(, C), (fh, offset, buf, count, dt)) \
-	LOCKED(write_all_begin##sfx, BEGIN_PARAMS(const, C), (fh, buf, count, dt))         \
-	LOCKED(write_ordered_begin##sfx, BEGIN_PARAMS(const, C), (fh, buf, count, dt))     \
-	LOCKED(write_at_all_begin##sfx, BEGIN_AT_PARAMS(const, C), (fh, offset, buf, count, dt))
-BOTH_FORMS(SPLIT_BEGIN, -)
-#define END_PARAMS(bufq) (MPI_File fh, bufq void *buf, MPI_Status *st)
-LOCKED(read_all_end, END_PARAMS(), (fh, buf, st))
-LOCKED(read_ordered_end, END_PARAMS(), (fh, buf, st))
-LOCKED(read_at_all_end, END_PARAMS(), (fh, buf, st))
-LOCKED(write_all_end, END_PARAMS(const), (fh, buf, st))
-LOCKED(write_ordered_end, END_PARAMS(const), (fh, buf, st))
-LOCKED(write_at_all_end, END_PARAMS(const), (fh, buf, st))
 
 /*
  * A non-blocking transfer goes to fileio.c when piano can make it exactly
@@ -301,29 +302,25 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 	return fileio_submit(&x, req);
 }
 
-/* The MPI's own call, under the file lock, its request recorded. */
-#define NATIVE(call)                      \
-	do {                              \
-		fileio_lock();            \
-		int rc_ = call;           \
-		fileio_unlock();          \
-		return foreign(rc_, req); \
-	} while (0)
+/* The MPI's own non-blocking call, as LOCKED_AFTER, its request recorded. */
+#define NATIVE(after, collective, call) LOCKED_AFTER(after, collective, foreign(call, req))
 
 /* One non-blocking transfer: name, buffer qualifier, count type, whether
  * it writes, through which pointer (0: explicit offset, 1: individual,
- * 2: shared). */
-#define IXFER_ONE(name, bufq, C, wr, ptr)                                                         \
-	PMPI_EXPORT int MPI_File_##name(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf, C count,   \
-	                                MPI_Datatype dt, MPI_Request *req)                        \
-	{                                                                                         \
-		pmpi_ensure();                                                                    \
-		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, (void *)buf, count, dt, \
-		                                        IXFER_AT_##ptr, 0 },                      \
-		                  ptr == 1, req);                                                 \
-		if (rc >= 0)                                                                      \
-			return rc;                                                                \
-		NATIVE(PMPI_File_##name(fh, IXFER_ARG_##ptr buf, count, dt, req));                \
+ * 2: shared), whether it is collective (_all; ordered with the shared
+ * pointer). */
+#define IXFER_ONE(name, bufq, C, wr, ptr, coll)                                                 \
+	PMPI_EXPORT int MPI_File_##name(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf, C count, \
+	                                MPI_Datatype dt, MPI_Request *req)                      \
+	{                                                                                       \
+		pmpi_ensure();                                                                  \
+		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, coll, (void *)buf,    \
+		                                        count, dt, IXFER_AT_##ptr, 0 },         \
+		                  ptr == 1, req);                                               \
+		if (rc >= 0)                                                                    \
+			return rc;                                                              \
+		NATIVE(ptr == 2 ? fh : MPI_FILE_NULL, coll,                                     \
+		       PMPI_File_##name(fh, IXFER_ARG_##ptr buf, count, dt, req));              \
 	}
 #define IXFER_PARAM_0 MPI_Offset offset,
 #define IXFER_PARAM_1
@@ -334,28 +331,63 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 #define IXFER_ARG_0 offset,
 #define IXFER_ARG_1
 #define IXFER_ARG_2
-#define IXFER(sfx, C, unused)                        \
-	IXFER_ONE(iread_at##sfx, , C, false, 0)      \
-	IXFER_ONE(iwrite_at##sfx, const, C, true, 0) \
-	IXFER_ONE(iread##sfx, , C, false, 1)         \
-	IXFER_ONE(iwrite##sfx, const, C, true, 1)    \
-	IXFER_ONE(iread_shared##sfx, , C, false, 2)  \
-	IXFER_ONE(iwrite_shared##sfx, const, C, true, 2)
+#define IXFER(sfx, C, unused)                                \
+	IXFER_ONE(iread_at##sfx, , C, false, 0, false)       \
+	IXFER_ONE(iwrite_at##sfx, const, C, true, 0, false)  \
+	IXFER_ONE(iread##sfx, , C, false, 1, false)          \
+	IXFER_ONE(iwrite##sfx, const, C, true, 1, false)     \
+	IXFER_ONE(iread_shared##sfx, , C, false, 2, false)   \
+	IXFER_ONE(iwrite_shared##sfx, const, C, true, 2, false) \
+	IXFER_ONE(iread_all##sfx, , C, false, 1, true)       \
+	IXFER_ONE(iwrite_all##sfx, const, C, true, 1, true)  \
+	IXFER_ONE(iread_at_all##sfx, , C, false, 0, true)    \
+	IXFER_ONE(iwrite_at_all##sfx, const, C, true, 0, true)
 BOTH_FORMS(IXFER, -)
 
-/* The non-blocking collectives: the MPI's own (their request is recorded
- * as foreign, foreign.c), after the file's queued transfers. */
-#define ICOLL_ONE(name, bufq, C, ptr)                                                           \
-	PMPI_EXPORT int MPI_File_##name(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf, C count, \
-	                                MPI_Datatype dt, MPI_Request *req)                      \
+/*
+ * Split collectives: the begin call is a non-blocking collective transfer
+ * whose request the file's record keeps (the standard allows one split
+ * collective per file at a time), the end call waits for it. When the
+ * begin was the MPI's own, so is the end.
+ */
+#define SPLIT_BEGIN_ONE(name, sfx, bufq, C, wr, ptr)                                                 \
+	PMPI_EXPORT int MPI_File_##name##_begin##sfx(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf,  \
+	                                        C count, MPI_Datatype dt)                       \
 	{                                                                                       \
 		pmpi_ensure();                                                                  \
-		fileio_flush(fh);                                                               \
-		NATIVE(PMPI_File_##name(fh, IXFER_ARG_##ptr buf, count, dt, req));              \
+		MPI_Request req = MPI_REQUEST_NULL;                                             \
+		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, true, (void *)buf,    \
+		                                        count, dt, IXFER_AT_##ptr, 0 },         \
+		                  ptr == 1, &req);                                              \
+		if (rc < 0)                                                                     \
+			LOCKED_AFTER(ptr == 2 ? fh : MPI_FILE_NULL, true,                       \
+			             PMPI_File_##name##_begin##sfx(fh, IXFER_ARG_##ptr buf, count, dt)); \
+		if (rc == MPI_SUCCESS)                                                          \
+			swap_split(fh, &req);                                                   \
+		return rc;                                                                      \
 	}
-#define ICOLL(sfx, C, unused)                   \
-	ICOLL_ONE(iread_all##sfx, , C, 1)       \
-	ICOLL_ONE(iwrite_all##sfx, const, C, 1) \
-	ICOLL_ONE(iread_at_all##sfx, , C, 0)    \
-	ICOLL_ONE(iwrite_at_all##sfx, const, C, 0)
-BOTH_FORMS(ICOLL, -)
+#define SPLIT_BEGIN(sfx, C, unused)                         \
+	SPLIT_BEGIN_ONE(read_all, sfx, , C, false, 1)            \
+	SPLIT_BEGIN_ONE(write_all, sfx, const, C, true, 1)       \
+	SPLIT_BEGIN_ONE(read_at_all, sfx, , C, false, 0)         \
+	SPLIT_BEGIN_ONE(write_at_all, sfx, const, C, true, 0)    \
+	SPLIT_BEGIN_ONE(read_ordered, sfx, , C, false, 2)        \
+	SPLIT_BEGIN_ONE(write_ordered, sfx, const, C, true, 2)
+BOTH_FORMS(SPLIT_BEGIN, -)
+
+#define SPLIT_END(name, bufq)                                                                  \
+	PMPI_EXPORT int MPI_File_##name##_end(MPI_File fh, bufq void *buf, MPI_Status *st)     \
+	{                                                                                      \
+		pmpi_ensure();                                                                 \
+		MPI_Request req = MPI_REQUEST_NULL;                                            \
+		swap_split(fh, &req);                                                          \
+		if (req == MPI_REQUEST_NULL)                                                   \
+			LOCKED_AFTER(MPI_FILE_NULL, true, PMPI_File_##name##_end(fh, buf, st)); \
+		return PMPI_Wait(&req, st);                                                    \
+	}
+SPLIT_END(read_all, )
+SPLIT_END(write_all, const)
+SPLIT_END(read_at_all, )
+SPLIT_END(write_at_all, const)
+SPLIT_END(read_ordered, )
+SPLIT_END(write_ordered, const)

@@ -10,10 +10,11 @@
  * "mover"), which sleeps in the kernel during each write or read as a
  * blocking callback does (piano.h, piano_ltask_set_blocking).
  *
- * Each transfer is cut into calls of whole elements of about
+ * Each independent transfer is cut into calls of whole elements of about
  * PIANO_MPI_FILE_CHUNK bytes at explicit offsets, so that the application's
  * own file calls (ROMIO takes one process-wide lock for each; fileio_lock()
- * here) get their turn between chunks. The application's request is a
+ * here) get their turn between chunks; a collective one is one collective
+ * call (fileio.h says why no rank's helper then waits for a peer forever). The application's request is a
  * generalized request, which every completion call accepts alone or mixed
  * with others; it is recorded as foreign (track.c), so a wait that includes
  * it is never delegated to the engine, and its status carries the element
@@ -160,13 +161,36 @@ static int greq_cancel(void *extra, int complete)
 	return MPI_SUCCESS;
 }
 
+/* The one call of collective transfer t, with the count the application
+ * gave (the large-count form where the MPI has one). */
+#if MPI_VERSION >= 4
+#define COUNT_CALL(name) PMPI_File_##name##_c
+typedef MPI_Count call_count;
+#else
+#define COUNT_CALL(name) PMPI_File_##name
+typedef int call_count;
+#endif
+static int collective_call(const struct xfer *t, MPI_Status *st)
+{
+	MPI_File fh = t->x.fh;
+	void *buf = t->x.buf;
+	call_count n = (call_count)t->x.count;
+	MPI_Datatype dt = t->x.dt;
+	if (t->x.shared)
+		return t->x.write ? COUNT_CALL(write_ordered)(fh, buf, n, dt, st)
+		                  : COUNT_CALL(read_ordered)(fh, buf, n, dt, st);
+	return t->x.write ? COUNT_CALL(write_at_all)(fh, t->x.offset, buf, n, dt, st)
+	                  : COUNT_CALL(read_at_all)(fh, t->x.offset, buf, n, dt, st);
+}
+
 /* Makes one chunk of t; returns true when t is finished. Called with
  * q.busy set, so by one thread at a time; takes io_lock for the call. */
 static bool xfer_step(struct xfer *t)
 {
 	MPI_Count left = t->x.count - t->done;
 	MPI_Count n = left;
-	if (!t->x.shared) {
+	/* A collective is one call: every rank's pieces would have to match. */
+	if (!t->x.shared && !t->x.collective) {
 		MPI_Count per = t->size ? (MPI_Count)pmpi_g.file_chunk / t->size : left;
 		if (per < 1)
 			per = 1;
@@ -181,15 +205,18 @@ static bool xfer_step(struct xfer *t)
 	char *buf = (char *)t->x.buf + (MPI_Aint)t->done * t->extent;
 	MPI_Status st;
 	int rc;
+	MPI_File fh = t->x.fh;
+	MPI_Datatype dt = t->x.dt;
+	MPI_Offset at = t->x.offset + (MPI_Offset)(t->done * t->size / t->x.etype_size);
 	fileio_lock();
-	if (t->x.shared)
-		rc = t->x.write ? PMPI_File_write_shared(t->x.fh, buf, (int)n, t->x.dt, &st)
-		                : PMPI_File_read_shared(t->x.fh, buf, (int)n, t->x.dt, &st);
-	else {
-		MPI_Offset at = t->x.offset + (MPI_Offset)(t->done * t->size / t->x.etype_size);
-		rc = t->x.write ? PMPI_File_write_at(t->x.fh, at, buf, (int)n, t->x.dt, &st)
-		                : PMPI_File_read_at(t->x.fh, at, buf, (int)n, t->x.dt, &st);
-	}
+	if (t->x.collective)
+		rc = collective_call(t, &st);
+	else if (t->x.shared)
+		rc = t->x.write ? PMPI_File_write_shared(fh, buf, (int)n, dt, &st)
+		                : PMPI_File_read_shared(fh, buf, (int)n, dt, &st);
+	else
+		rc = t->x.write ? PMPI_File_write_at(fh, at, buf, (int)n, dt, &st)
+		                : PMPI_File_read_at(fh, at, buf, (int)n, dt, &st);
 	fileio_unlock();
 	if (rc != MPI_SUCCESS) {
 		t->err = rc;
@@ -199,6 +226,8 @@ static bool xfer_step(struct xfer *t)
 	PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
 	if (bytes > 0)
 		t->bytes += bytes;
+	if (t->x.collective)
+		return true;
 	t->done += n;
 	if (t->done >= t->x.count)
 		return true;
@@ -371,13 +400,14 @@ int fileio_submit(const struct fileio_xfer *x, MPI_Request *req)
 	return MPI_SUCCESS;
 }
 
-void fileio_flush(MPI_File fh)
+void fileio_flush(MPI_File fh, bool collectives)
 {
 	pthread_mutex_lock(&q.lock);
 	for (;;) {
 		bool pending = false;
 		for (struct xfer *t = q.head; t && !pending; t = t->next)
-			pending = fh == MPI_FILE_NULL || t->x.fh == fh;
+			pending = (fh != MPI_FILE_NULL && t->x.fh == fh) ||
+			          (collectives && t->x.collective);
 		if (!pending)
 			break;
 		pthread_cond_wait(&q.drained, &q.lock);

@@ -7,10 +7,18 @@
  * PIANO_MPI_FILE_CHUNK bytes each, in the order the calls were made, and
  * completes the request when the last one returned.
  *
+ * A collective transfer (the _all and ordered forms, split or not) is one
+ * collective call there, made when its turn comes; every rank queues its
+ * collectives in the order the application called them.
+ *
  * fileio_lock() / fileio_unlock() serialise every file call of the process
  * that this layer makes or passes on (the application's and the helper's):
  * Open MPI's MPI-IO is not safe from two threads at once. The helper holds
- * it for one chunk, never across a collective call.
+ * it for one chunk of an independent transfer, or for the whole of a
+ * collective one; so that no rank's helper waits in a collective for a peer
+ * whose own helper waits for the lock held by that peer's application in
+ * another collective, every collective file call of the application first
+ * waits for the queued collective transfers (fileio_flush(fh, true)).
  */
 #ifndef PIANO_MPI_FILEIO_H
 #define PIANO_MPI_FILEIO_H
@@ -24,11 +32,12 @@ bool fileio_usable(void);
 
 /* Queues a transfer of count elements of dt between buf and the file at
  * offset (etypes of the view, etype_size bytes each); shared: through the
- * shared file pointer instead (offset unused), as one blocking call.
- * Returns an MPI error code; *req is written only on success. */
+ * shared file pointer instead (offset unused), as one blocking call;
+ * collective: as one collective call (write_at_all, or write_ordered when
+ * shared). Returns an MPI error code; *req is written only on success. */
 struct fileio_xfer {
 	MPI_File fh;
-	bool write, shared;
+	bool write, shared, collective;
 	void *buf;
 	MPI_Count count;
 	MPI_Datatype dt;
@@ -37,9 +46,10 @@ struct fileio_xfer {
 };
 int fileio_submit(const struct fileio_xfer *x, MPI_Request *req);
 
-/* Returns once no transfer of fh (MPI_FILE_NULL: of any file) is queued or
- * running; the requests of those transfers may still be completing. */
-void fileio_flush(MPI_File fh);
+/* Returns once no transfer of fh (MPI_FILE_NULL: of no file) is queued or
+ * running, nor, when collectives, any collective transfer of any file; the
+ * requests of those transfers may still be completing. */
+void fileio_flush(MPI_File fh, bool collectives);
 
 /* At MPI_Finalize, before the engine stops: every queued transfer made and
  * every request completed. */

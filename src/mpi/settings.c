@@ -144,7 +144,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "
 	  "the same on every rank." },
 	{ "PIANO_MPI_FILE", PIANO_SETTING_CHOICE, "piano", 0, 0, "piano,native", NULL, NULL,
-	  "Non-blocking file calls (`MPI_File_iwrite`, `iread`, the `_at` and `_shared` forms): "
+	  "Non-blocking file calls (`MPI_File_iwrite`, `iread`, the `_at`, `_shared` and `_all` "
+	  "forms, the split collectives): "
 	  "`piano` = the transfer runs on a blocking helper thread while the application "
 	  "computes (docs/mpi.md, \"Non-blocking file I/O\"; it takes one more helper than "
 	  "`PIANO_BLOCK_HELPERS` asks for when that is left unset); `native` = the MPI's own." },

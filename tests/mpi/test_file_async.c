@@ -27,7 +27,7 @@
  *     prints "no background progress" and fails. The file lives in a
  *     directory made with mkdtemp.
  */
-#include "mpitest.h"
+#include "filetest.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,12 +43,6 @@
 static char dir[] = "/tmp/piano-file-async-XXXXXX";
 static bool skip_eof, skip_strided_count;
 
-static void fill(int *a, int n, int seed)
-{
-	for (int i = 0; i < n; i++)
-		a[i] = seed * 1000003 + i;
-}
-
 static MPI_File open_file(const char *name, int amode)
 {
 	char path[128];
@@ -59,36 +53,6 @@ static MPI_File open_file(const char *name, int amode)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	return fh;
-}
-
-static void check_pos(MPI_File fh, MPI_Offset want, const char *what)
-{
-	MPI_Offset pos = -1;
-	CHECK_MPI(MPI_File_get_position(fh, &pos));
-	if (pos != want) {
-		fprintf(stderr, "%s: file pointer at %lld, expected %lld\n", what, (long long)pos,
-		        (long long)want);
-		exit(1);
-	}
-}
-
-static void check_count(MPI_Status *st, MPI_Datatype dt, int want, const char *what)
-{
-	int got = -1;
-	CHECK_MPI(MPI_Get_count(st, dt, &got));
-	if (got != want) {
-		fprintf(stderr, "%s: status count %d, expected %d\n", what, got, want);
-		exit(1);
-	}
-}
-
-static void check_same(const int *a, const int *b, int n, const char *what)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i]) {
-			fprintf(stderr, "%s: int %d is %d, expected %d\n", what, i, a[i], b[i]);
-			exit(1);
-		}
 }
 
 /* Contiguous: explicit offsets, the individual pointer, the shared one. */
@@ -280,13 +244,6 @@ static void threads(int rank)
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	CHECK(j[0].ok && j[1].ok);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 #define PROOF_INTS (16 << 20) /* 64 MiB */
