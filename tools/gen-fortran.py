@@ -23,6 +23,8 @@ KINDS = {
     "int[]": ("MPI_Fint *", "(const int *){p}"),
     "aint": ("MPI_Aint *", "*{p}"),
     "offset": ("MPI_Offset *", "*{p}"),
+    "offset_out": ("MPI_Offset *", "{p}"),
+    "logical": ("MPI_Fint *", "*{p} != 0"),
     "type": ("MPI_Fint *", "PMPI_Type_f2c(*{p})"),
     "comm": ("MPI_Fint *", "PMPI_Comm_f2c(*{p})"),
     "op": ("MPI_Fint *", "PMPI_Op_f2c(*{p})"),
@@ -30,6 +32,7 @@ KINDS = {
     "file": ("MPI_Fint *", "PMPI_File_f2c(*{p})"),
     "msg": ("MPI_Fint *", "&m"),
     "req": ("MPI_Fint *", "&r"),
+    "status": ("MPI_Fint *", "status_in({p}, &st)"),
 }
 
 
@@ -57,8 +60,8 @@ def read_table():
             for a in args:
                 if a not in KINDS:
                     fail(lineno, f"{name}: unknown argument kind '{a}'")
-            if args.count("req") > 1 or args.count("msg") > 1:
-                fail(lineno, f"{name}: more than one req or msg")
+            if args.count("req") > 1 or args.count("msg") > 1 or args.count("status") > 1:
+                fail(lineno, f"{name}: more than one req, msg or status")
         calls.append((name, binds, None if special else args))
     return calls
 
@@ -83,6 +86,8 @@ def wrapper(name, args):
         out.append(f"\tMPI_Message m = PMPI_Message_f2c(*a{i});")
     if "req" in args:
         out.append("\tMPI_Request r = MPI_REQUEST_NULL;")
+    if "status" in args:
+        out.append("\tMPI_Status st;")
     call = f"\tint rc = MPI_{name}("
     line = call
     lines = []
@@ -100,6 +105,8 @@ def wrapper(name, args):
         post.append(f"*a{args.index('msg')} = PMPI_Message_c2f(m);")
     if "req" in args:
         post.append(f"*a{args.index('req')} = PMPI_Request_c2f(r);")
+    if "status" in args:
+        post.append(f"status_out(&st, a{args.index('status')});")
     if len(post) == 1:
         out.append("\tif (rc == MPI_SUCCESS)")
         out.append("\t\t" + post[0])

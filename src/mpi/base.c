@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct pmpi_state pmpi_g;
 
@@ -34,4 +35,20 @@ int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes)
 		return -1;
 	*bytes = size && count > LONG_MAX / size ? LONG_MAX : (long)count * size;
 	return 0;
+}
+
+char *pmpi_fortran_string(const char *f, size_t len)
+{
+	while (len > 0 && f[0] == ' ') {
+		f++;
+		len--;
+	}
+	while (len > 0 && f[len - 1] == ' ')
+		len--;
+	char *c = malloc(len + 1);
+	if (c) {
+		memcpy(c, f, len);
+		c[len] = '\0';
+	}
+	return c;
 }

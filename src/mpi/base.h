@@ -96,4 +96,9 @@ _Noreturn void pmpi_die(void);
  * cannot say. MPI_Count: the large-count calls (_c) pass theirs as it is. */
 int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes);
 
+/* A Fortran string argument of len characters as a C string, leading and
+ * trailing blanks dropped as both MPIs do; NULL when out of memory. The
+ * caller frees it. */
+char *pmpi_fortran_string(const char *f, size_t len);
+
 #endif

@@ -211,10 +211,12 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 	}
 
 /* Calls that see or change what queued transfers do: they wait for the
- * file's transfers. */
-AFTER(seek, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence), fh, false)
+ * file's transfers. (The individual pointer's seek and get_position need
+ * not: it moved at each call, and queued transfers use explicit offsets.) */
+AFTER(seek, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence), MPI_FILE_NULL,
+      false)
+AFTER(get_position, (MPI_File fh, MPI_Offset *offset), (fh, offset), MPI_FILE_NULL, false)
 AFTER(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence), fh, true)
-AFTER(get_position, (MPI_File fh, MPI_Offset *offset), (fh, offset), fh, false)
 AFTER(get_position_shared, (MPI_File fh, MPI_Offset *offset), (fh, offset), fh, false)
 AFTER(sync, (MPI_File fh), (fh), fh, true)
 AFTER(set_size, (MPI_File fh, MPI_Offset size), (fh, size), fh, true)

@@ -181,6 +181,50 @@ static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint
 	some_out(rc, out, outcount, indices, ierr);
 }
 
+/* ------------------------------------------------------------ files */
+
+/* File_open and set_view take a string: gfortran passes its length last,
+ * as a size_t. piano must see the open (it records the file, whose
+ * non-blocking transfers it then makes) and the view (its etype). */
+static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info,
+                        MPI_Fint *fh, MPI_Fint *ierr, size_t name_len)
+{
+	char *c = pmpi_fortran_string(name, name_len);
+	if (!c) {
+		ierr_set(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	MPI_File f = MPI_FILE_NULL;
+	int rc = MPI_File_open(PMPI_Comm_f2c(*comm), c, (int)*amode, PMPI_Info_f2c(*info), &f);
+	if (rc == MPI_SUCCESS)
+		*fh = PMPI_File_c2f(f);
+	free(c);
+	ierr_set(ierr, rc);
+}
+
+static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
+{
+	MPI_File f = PMPI_File_f2c(*fh);
+	int rc = MPI_File_close(&f);
+	if (rc == MPI_SUCCESS)
+		*fh = PMPI_File_c2f(f);
+	ierr_set(ierr, rc);
+}
+
+static void f_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype,
+                            char *datarep, MPI_Fint *info, MPI_Fint *ierr, size_t datarep_len)
+{
+	char *c = pmpi_fortran_string(datarep, datarep_len);
+	if (!c) {
+		ierr_set(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	int rc = MPI_File_set_view(PMPI_File_f2c(*fh), *disp, PMPI_Type_f2c(*etype),
+	                           PMPI_Type_f2c(*filetype), c, PMPI_Info_f2c(*info));
+	free(c);
+	ierr_set(ierr, rc);
+}
+
 /* ------------------------------------------- made by MPICH's own code */
 
 /* MPICH calls the Fortran query function its own way: the request is made

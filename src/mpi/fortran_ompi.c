@@ -88,6 +88,19 @@ static void *fbuf(void *b)
 }
 
 static bool status_ignored(MPI_Fint *s) { return (void *)s == (void *)&mpi_fortran_status_ignore_; }
+
+/* A generated wrapper's status: the C status to pass for Fortran's f (c,
+ * or MPI_STATUS_IGNORE), and f filled in from it. */
+static MPI_Status *status_in(MPI_Fint *f, MPI_Status *c)
+{
+	return status_ignored(f) ? MPI_STATUS_IGNORE : c;
+}
+
+static void status_out(MPI_Status *c, MPI_Fint *f)
+{
+	if (!status_ignored(f))
+		PMPI_Status_c2f(c, f);
+}
 static bool statuses_ignored(MPI_Fint *s)
 {
 	return (void *)s == (void *)&mpi_fortran_statuses_ignore_;
@@ -289,23 +302,28 @@ static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *ind
 static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info,
                         MPI_Fint *fh, MPI_Fint *ierr, int name_len)
 {
-	while (name_len > 0 && name[0] == ' ') {
-		name++;
-		name_len--;
-	}
-	while (name_len > 0 && name[name_len - 1] == ' ')
-		name_len--;
-	char *c = malloc((size_t)name_len + 1);
+	char *c = pmpi_fortran_string(name, (size_t)name_len);
 	if (!c) {
 		*ierr = MPI_ERR_NO_MEM;
 		return;
 	}
-	memcpy(c, name, (size_t)name_len);
-	c[name_len] = '\0';
 	MPI_File f = MPI_FILE_NULL;
 	*ierr = MPI_File_open(PMPI_Comm_f2c(*comm), c, (int)*amode, PMPI_Info_f2c(*info), &f);
 	if (*ierr == MPI_SUCCESS)
 		*fh = PMPI_File_c2f(f);
+	free(c);
+}
+
+static void f_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype,
+                            char *datarep, MPI_Fint *info, MPI_Fint *ierr, int datarep_len)
+{
+	char *c = pmpi_fortran_string(datarep, (size_t)datarep_len);
+	if (!c) {
+		*ierr = MPI_ERR_NO_MEM;
+		return;
+	}
+	*ierr = MPI_File_set_view(PMPI_File_f2c(*fh), *disp, PMPI_Type_f2c(*etype),
+	                          PMPI_Type_f2c(*filetype), c, PMPI_Info_f2c(*info));
 	free(c);
 }
 

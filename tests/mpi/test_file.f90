@@ -28,7 +28,9 @@ program test_file
   integer, parameter :: n = 8192, big = 4 * 1024 * 1024, iters = 60
   integer :: ierr, rank, nranks, provided, it, k, i, fh, q, peer, from
   integer :: reqs(2), q2(2), idx
-  integer(kind=MPI_OFFSET_KIND) :: off
+  integer(kind=MPI_OFFSET_KIND) :: off, disp, pos
+  integer :: st(MPI_STATUS_SIZE), cnt
+  integer :: both(2 * 8192)
   integer, allocatable :: w(:), r(:)
   character, allocatable :: bigin(:), bigout(:)
   character(len=256) :: dir
@@ -77,6 +79,33 @@ program test_file
     call MPI_FILE_CLOSE(fh, ierr)
     if (ierr /= MPI_SUCCESS .or. fh /= MPI_FILE_NULL) call fail('MPI_FILE_CLOSE')
   end do
+
+  ! A view whose etype is an INTEGER, in a region of the file of this rank's
+  ! own: a non-blocking write through the individual pointer moves it by
+  ! etypes (piano must see MPI_FILE_SET_VIEW, which Open MPI's Fortran
+  ! binding passes to PMPI_ directly), a split collective writes the next
+  ! part, a blocking collective reads both back.
+  call MPI_FILE_OPEN(MPI_COMM_WORLD, path, MPI_MODE_RDWR + MPI_MODE_CREATE, &
+                     MPI_INFO_NULL, fh, ierr)
+  disp = (int(nranks, MPI_OFFSET_KIND) + 2 * rank) * n * 4
+  call MPI_FILE_SET_VIEW(fh, disp, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_FILE_SET_VIEW')
+  w = [(i * 7 + rank, i = 1, n)]
+  call MPI_FILE_IWRITE(fh, w, n, MPI_INTEGER, q, ierr)
+  call MPI_FILE_GET_POSITION(fh, pos, ierr)
+  if (pos /= n) call fail('pointer not moved by etypes after MPI_FILE_IWRITE')
+  call MPI_WAIT(q, st, ierr)
+  r = w + 1
+  call MPI_FILE_WRITE_ALL_BEGIN(fh, r, n, MPI_INTEGER, ierr)
+  call MPI_FILE_WRITE_ALL_END(fh, r, st, ierr)
+  call MPI_GET_COUNT(st, MPI_INTEGER, cnt, ierr)
+  if (cnt /= n) call fail('count of MPI_FILE_WRITE_ALL_END')
+  call MPI_FILE_GET_POSITION(fh, pos, ierr)
+  if (pos /= 2 * n) call fail('pointer after the split collective')
+  call MPI_FILE_SYNC(fh, ierr)
+  call MPI_FILE_READ_AT_ALL(fh, 0_MPI_OFFSET_KIND, both, 2 * n, MPI_INTEGER, st, ierr)
+  if (any(both(1:n) /= w) .or. any(both(n + 1:) /= w + 1)) call fail('view read back')
+  call MPI_FILE_CLOSE(fh, ierr)
 
   bigout = 'b'
   call MPI_ISEND(bigout, big, MPI_CHARACTER, peer, 42, MPI_COMM_WORLD, reqs(2), ierr)
