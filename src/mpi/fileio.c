@@ -415,6 +415,27 @@ void fileio_flush(MPI_File fh, bool collectives)
 	pthread_mutex_unlock(&q.lock);
 }
 
+static bool listed(const struct xfer *t, MPI_Request req)
+{
+	for (; t; t = t->next)
+		if (t->req == req)
+			return true;
+	return false;
+}
+
+void fileio_wait(const MPI_Request *reqs, int n)
+{
+	pthread_mutex_lock(&q.lock);
+	bool ours = n > 0;
+	for (int i = 0; i < n && ours; i++)
+		ours = reqs[i] == MPI_REQUEST_NULL || listed(q.head, reqs[i]) ||
+		       listed(q.made, reqs[i]);
+	for (int i = 0; i < n && ours; i++)
+		while (reqs[i] != MPI_REQUEST_NULL && listed(q.head, reqs[i]))
+			pthread_cond_wait(&q.drained, &q.lock);
+	pthread_mutex_unlock(&q.lock);
+}
+
 void fileio_shutdown(void)
 {
 	pthread_mutex_lock(&q.lock);

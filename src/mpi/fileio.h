@@ -51,6 +51,14 @@ int fileio_submit(const struct fileio_xfer *x, MPI_Request *req);
  * requests of those transfers may still be completing. */
 void fileio_flush(MPI_File fh, bool collectives);
 
+/* Sleeps until none of the n requests is a transfer still queued or being
+ * made, if every one of them (MPI_REQUEST_NULL aside) is one of this
+ * layer's transfers not yet completed; returns at once otherwise. A
+ * completion call on those alone would spin in the MPI, on a core the
+ * helper making them may need; the caller then completes them with the
+ * MPI's own call, which finds them complete or about to be. */
+void fileio_wait(const MPI_Request *reqs, int n);
+
 /* At MPI_Finalize, before the engine stops: every queued transfer made and
  * every request completed. */
 void fileio_shutdown(void);

@@ -7,6 +7,7 @@
  */
 #include "base.h"
 #include "coll_op.h"
+#include "fileio.h"
 #include "graph_list.h"
 #include "init.h"
 #include "track.h"
@@ -108,6 +109,7 @@ PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 		settle(&s, rc, req, 1, NULL, 1, NULL);
 		return rc;
 	}
+	fileio_wait(req, 1);
 	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req };
 	enum wait_mode mode = wait_enter(&op);
 	rc = PMPI_Wait(req, status);
@@ -134,6 +136,7 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 		settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 		return rc;
 	}
+	fileio_wait(reqs, n);
 	struct waitop op = { .kind = WAIT_ALL, .n = n, .reqs = reqs };
 	enum wait_mode mode = wait_enter(&op);
 	rc = PMPI_Waitall(n, reqs, statuses);

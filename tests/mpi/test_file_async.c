@@ -17,6 +17,13 @@
  *     "native-mpich": MPICH's status of a strided iwrite has count
  *     MPI_UNDEFINED).
  *
+ *   test_file_async sleepwait
+ *     Rank 0 waits (MPI_Wait) for an MPI_File_iwrite_at of 128 MiB right
+ *     after starting it: the waiting thread must sleep while piano's helper
+ *     makes the transfer (its CPU time, RUSAGE_THREAD, under a third of
+ *     the wait's length), not spin in the MPI on a core the helper needs.
+ *     Waits shorter than 20 ms prove nothing and are made again (3 tries).
+ *
  *   test_file_async proof SECONDS [contig|strided] (2 ranks)
  *     Rank 0 starts an MPI_File_iwrite_at of 64 MiB (from a contiguous
  *     buffer, or from every other 1 KiB block of one), checks that the call did not
@@ -27,6 +34,9 @@
  *     prints "no background progress" and fails. The file lives in a
  *     directory made with mkdtemp.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#endif
 #include "filetest.h"
 
 #include <fcntl.h>
@@ -34,6 +44,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,11 +355,51 @@ static int proof(int rank, double limit, bool strided_mem)
 	return 0;
 }
 
+static double thread_cpu(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+#define SLEEP_INTS (32 << 20) /* 128 MiB */
+
+static int sleep_wait(int rank)
+{
+	int rc = 0;
+	if (rank == 0) {
+		int *out = malloc((size_t)SLEEP_INTS * sizeof(int));
+		CHECK(out);
+		fill(out, SLEEP_INTS, 4);
+		MPI_File fh = open_file("sleep.0", MPI_MODE_CREATE | MPI_MODE_WRONLY);
+		double wall = 0, cpu = 0;
+		for (int i = 0; i < 3 && wall < 0.02; i++) {
+			MPI_Request r;
+			CHECK_MPI(MPI_File_iwrite_at(fh, 0, out, SLEEP_INTS, MPI_INT, &r));
+			double t0 = now(), c0 = thread_cpu();
+			CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+			wall = now() - t0;
+			cpu = thread_cpu() - c0;
+		}
+		printf("rank 0: MPI_Wait lasted %.1f ms, the thread ran %.1f ms of it\n",
+		       wall * 1e3, cpu * 1e3);
+		if (wall < 0.02)
+			rc = 77;
+		else if (cpu > wall / 3)
+			rc = 1;
+		CHECK_MPI(MPI_File_close(&fh));
+		free(out);
+	}
+	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return rc;
+}
+
 /* Each rank removes its files, then rank 0 the directory. */
 static void remove_files(int rank)
 {
-	static const char *const names[] = { "contig", "strided", "ro",
-		                             "mixed",  "thread0", "thread1" };
+	static const char *const names[] = { "contig",  "strided", "ro",   "mixed",
+		                             "thread0", "thread1", "sleep" };
 	char path[128];
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s.%d", dir, names[i], rank);
@@ -378,7 +429,9 @@ int main(int argc, char **argv)
 		CHECK(mkdtemp(dir) != NULL);
 	MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
 	int rc = 0;
-	if (strcmp(mode, "proof") == 0) {
+	if (strcmp(mode, "sleepwait") == 0) {
+		rc = sleep_wait(rank);
+	} else if (strcmp(mode, "proof") == 0) {
 		if (size != 2) {
 			if (rank == 0)
 				fprintf(stderr, "proof needs 2 ranks\n");
