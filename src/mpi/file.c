@@ -54,6 +54,7 @@ struct file_rec {
 	MPI_File fh;
 	int amode;
 	int etype_size;
+	bool view_contig;  /* the view's filetype has no holes */
 	MPI_Request split; /* the split collective piano runs, if one */
 };
 
@@ -75,7 +76,7 @@ static bool remember(MPI_File fh, int amode)
 		ok = n != NULL;
 	}
 	if (ok)
-		files[nfiles++] = (struct file_rec){ fh, amode, 1, MPI_REQUEST_NULL };
+		files[nfiles++] = (struct file_rec){ fh, amode, 1, true, MPI_REQUEST_NULL };
 	pthread_mutex_unlock(&files_lock);
 	return ok;
 }
@@ -108,13 +109,26 @@ static bool lookup(MPI_File fh, struct file_rec *r)
 	return found;
 }
 
-static void set_etype(MPI_File fh, int etype_size)
+static void set_view(MPI_File fh, int etype_size, bool contig)
 {
 	pthread_mutex_lock(&files_lock);
 	for (size_t i = 0; i < nfiles; i++)
-		if (files[i].fh == fh)
+		if (files[i].fh == fh) {
 			files[i].etype_size = etype_size;
+			files[i].view_contig = contig;
+		}
 	pthread_mutex_unlock(&files_lock);
+}
+
+/* A datatype whose data is one block from its start: no holes. */
+static bool contiguous(MPI_Datatype dt)
+{
+	int size = 0;
+	MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+	return PMPI_Type_size(dt, &size) == MPI_SUCCESS &&
+	       PMPI_Type_get_extent(dt, &lb, &extent) == MPI_SUCCESS &&
+	       PMPI_Type_get_true_extent(dt, &tlb, &textent) == MPI_SUCCESS && tlb == 0 &&
+	       lb == 0 && textent == size && extent == size;
 }
 
 /* Swaps *req with the request of fh's split collective. */
@@ -187,7 +201,7 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 	fileio_unlock();
 	int size = 0;
 	if (rc == MPI_SUCCESS && PMPI_Type_size(etype, &size) == MPI_SUCCESS)
-		set_etype(fh, size);
+		set_view(fh, size, contiguous(filetype));
 	return rc;
 }
 
@@ -253,8 +267,13 @@ BOTH_FORMS(BLOCKING, -)
  * as the MPI would: a file it saw opened, an access mode that allows it,
  * whole etypes. Anything else (including what is erroneous: the MPI's own
  * call then reports the error as it always does) is the MPI's own call.
+ * So is, on MPICH, an independent transfer contiguous in memory and in the
+ * file: ROMIO hands it to POSIX AIO, which makes it while the application
+ * computes at no cost to the application's thread (bench_file, 1 rank:
+ * total / max(compute, transfer) 0.99-1.07 natively, 0.97-1.18 by piano).
  */
-static bool ours(MPI_File fh, bool write, MPI_Count count, MPI_Datatype dt, struct file_rec *r)
+static bool ours(MPI_File fh, bool write, bool collective, MPI_Count count, MPI_Datatype dt,
+                 struct file_rec *r)
 {
 	int size = 0;
 	if (!fileio_usable() || !lookup(fh, r) || count < 0 ||
@@ -262,6 +281,12 @@ static bool ours(MPI_File fh, bool write, MPI_Count count, MPI_Datatype dt, stru
 		return false;
 	if (r->amode & (MPI_MODE_SEQUENTIAL | (write ? MPI_MODE_RDONLY : MPI_MODE_WRONLY)))
 		return false;
+#if defined(MPICH_VERSION)
+	if (!collective && r->view_contig && contiguous(dt))
+		return false;
+#else
+	(void)collective;
+#endif
 	return ((MPI_Count)size * count) % r->etype_size == 0;
 }
 
@@ -297,7 +322,7 @@ static int foreign(int rc, MPI_Request *req)
 static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 {
 	struct file_rec r;
-	if (!ours(x.fh, x.write, x.count, x.dt, &r) ||
+	if (!ours(x.fh, x.write, x.collective, x.count, x.dt, &r) ||
 	    (individual && !take_position(x.fh, x.count, x.dt, &r, &x.offset)))
 		return -1;
 	x.etype_size = r.etype_size;
