@@ -63,6 +63,14 @@ static struct {
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Transfers queued or made whose request is not yet completed: fileio_wait
+ * returns at once while there are none, without q.lock (every MPI_Wait of
+ * the application passes there). Incremented under q.lock before the
+ * transfer is listed, decremented after its request is completed; the
+ * release/acquire pair orders the count with the listing for a waiter that
+ * was handed the request by the thread that made it. */
+static _Atomic long live;
+
 void fileio_lock(void) { pthread_mutex_lock(&io_lock); }
 void fileio_unlock(void) { pthread_mutex_unlock(&io_lock); }
 
@@ -288,6 +296,7 @@ static unsigned complete_made(bool *end)
 		struct xfer *t = made;
 		made = t->next;
 		PMPI_Grequest_complete(t->req);
+		atomic_fetch_sub_explicit(&live, 1, memory_order_release);
 		xfer_put(t, false);
 		n++;
 	}
@@ -381,6 +390,7 @@ int fileio_submit(const struct fileio_xfer *x, MPI_Request *req)
 	track_foreign(t->req, false);
 	*req = t->req;
 	pthread_mutex_lock(&q.lock);
+	atomic_fetch_add_explicit(&live, 1, memory_order_release);
 	if (q.tail)
 		q.tail->next = t;
 	else
@@ -425,6 +435,8 @@ static bool listed(const struct xfer *t, MPI_Request req)
 
 void fileio_wait(const MPI_Request *reqs, int n)
 {
+	if (atomic_load_explicit(&live, memory_order_acquire) == 0)
+		return;
 	pthread_mutex_lock(&q.lock);
 	bool ours = n > 0;
 	for (int i = 0; i < n && ours; i++)
