@@ -5,7 +5,7 @@
  * while the application computes; the calls whose result depends on them
  * (a close, a pointer query, a new view...) first wait until the file's
  * queued transfers are made; every call holds fileio_lock() while it is in
- * the MPI. And on Open MPI an open file closes the gate:
+ * the MPI. And on Open MPI file calls close the gate:
  *
  * Open MPI 4.1's MPI-IO (ompio) cannot run beside a progress call from
  * another thread. opal_progress() runs every registered callback without a
@@ -21,21 +21,27 @@
  * callback. A piano thread probing at the same time corrupts the heap
  * (mpi4py's test_io, test mpi.openmpi.file_io).
  *
- * Unsafe therefore: a background progress call while a file call runs, and
- * while a file request exists at all, since the application may then make
- * any MPI call. The smallest span this layer can see that holds both is the
- * file's life, from MPI_File_open to the return of MPI_File_close: every
- * other file call (but delete) needs an open handle, and the standard has
+ * Unsafe therefore: a background progress call while a file call runs
+ * (blocking ones too: fcoll/vulcan's collective writes may go through
+ * fbtl requests of their own, fcoll_vulcan_async_io), and while a file
+ * request of the MPI's own exists at all, since the application may then
+ * make any MPI call. So the gate is closed by every file call, for its
+ * length (fileio_lock(): every file call this layer makes or passes on
+ * holds it, those of piano's helper included), and, from before the first
+ * non-blocking call of a file that goes to the MPI's own (or split
+ * collective begin), until that file's close: the smallest span this layer
+ * can see that holds the life of such a request, since the standard has
  * the application complete a file's requests before closing it. The
- * narrower span (file calls plus the life of each file request) would need
- * the completion calls to report when they free a file request, and would
- * only open the gate between requests. MPI_File_delete needs no gate: it
- * unlinks a path and touches no request.
+ * non-blocking calls piano makes itself create no request of the MPI's:
+ * with them, a file open for the whole run costs background progress only
+ * while a file call runs. MPI_File_delete needs no gate: it unlinks a path
+ * and touches no request.
  *
  * `files` (the handles this layer saw opened, with what a transfer needs to
- * know of each: its access mode and the size of its view's etype) is
- * protected by files_lock; it lets MPI_File_close reopen the gate only for
- * a file that closed it.
+ * know of each: its access mode, its view's etype size and whether the
+ * view has holes, whether the file holds the gate closed) is protected by
+ * files_lock; it lets MPI_File_close reopen the gate only for a file that
+ * closed it.
  */
 #include "base.h"
 #include "fileio.h"
@@ -46,15 +52,16 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define WHY                                                                               \
-	"an MPI file is open, and Open MPI's MPI-IO is not safe against a progress call " \
-	"from another thread"
+#define WHY                                                                                   \
+	"an MPI file has a request of the MPI's own, and Open MPI's MPI-IO is not safe against " \
+	"a progress call from another thread"
 
 struct file_rec {
 	MPI_File fh;
 	int amode;
 	int etype_size;
 	bool view_contig;  /* the view's filetype has no holes */
+	bool gated;        /* the MPI's own requests: the gate is closed till the close */
 	MPI_Request split; /* the split collective piano runs, if one */
 };
 
@@ -76,22 +83,39 @@ static bool remember(MPI_File fh, int amode)
 		ok = n != NULL;
 	}
 	if (ok)
-		files[nfiles++] = (struct file_rec){ fh, amode, 1, true, MPI_REQUEST_NULL };
+		files[nfiles++] = (struct file_rec){ fh, amode, 1, true, false, MPI_REQUEST_NULL };
 	pthread_mutex_unlock(&files_lock);
 	return ok;
 }
 
-static bool forget(MPI_File fh)
+/* Forgets fh; false for a file this layer did not see opened. *gated: the
+ * file held the gate closed. */
+static bool forget(MPI_File fh, bool *gated)
 {
 	bool found = false;
 	pthread_mutex_lock(&files_lock);
 	for (size_t i = 0; i < nfiles && !found; i++)
 		if (files[i].fh == fh) {
+			*gated = files[i].gated;
 			files[i] = files[--nfiles];
 			found = true;
 		}
 	pthread_mutex_unlock(&files_lock);
 	return found;
+}
+
+/* Before the MPI's own non-blocking call on fh (or split collective
+ * begin): the gate stays closed from now until fh is closed. */
+static void gate_file(MPI_File fh)
+{
+	bool close_now = false;
+	pthread_mutex_lock(&files_lock);
+	for (size_t i = 0; i < nfiles; i++)
+		if (files[i].fh == fh && !files[i].gated)
+			close_now = files[i].gated = true;
+	pthread_mutex_unlock(&files_lock);
+	if (close_now)
+		gate_close(WHY);
 }
 
 /* The record of fh copied to *r: false for a file this layer did not see
@@ -148,17 +172,14 @@ PMPI_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MP
                               MPI_File *fh)
 {
 	pmpi_ensure();
-	/* Closed before the call: opening a file may already run ompio code
-	 * that a concurrent progress call could meet. */
-	gate_close(WHY);
 	fileio_flush(MPI_FILE_NULL, true);
 	fileio_lock();
 	int rc = PMPI_File_open(comm, filename, amode, info, fh);
 	fileio_unlock();
-	if (rc != MPI_SUCCESS) {
-		gate_open();
-	} else if (!remember(*fh, amode)) {
-		/* The gate stays closed for good rather than open too early. */
+	if (rc == MPI_SUCCESS && !remember(*fh, amode)) {
+		/* Unrecorded, its native requests could not close the gate:
+		 * it stays closed for good rather than open too early. */
+		gate_close(WHY);
 		pmpi_warn("out of memory: background progress stays off until MPI_Finalize");
 	}
 	return rc;
@@ -174,8 +195,10 @@ PMPI_EXPORT int MPI_File_close(MPI_File *fh)
 	fileio_unlock();
 	if (rc != MPI_SUCCESS)
 		return rc; /* the file may still be open: keep the gate closed */
-	if (forget(was)) {
-		gate_open();
+	bool gated = false;
+	if (forget(was, &gated)) {
+		if (gated)
+			gate_open();
 	} else {
 #if defined(OPEN_MPI)
 		static _Atomic int told;
@@ -329,8 +352,13 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 	return fileio_submit(&x, req);
 }
 
-/* The MPI's own non-blocking call, as LOCKED_AFTER, its request recorded. */
-#define NATIVE(after, collective, call) LOCKED_AFTER(after, collective, foreign(call, req))
+/* The MPI's own non-blocking call, as LOCKED_AFTER, its request recorded;
+ * the file keeps the gate closed from before the call until its close. */
+#define NATIVE(after, collective, call)                                       \
+	do {                                                                  \
+		gate_file(fh);                                                \
+		LOCKED_AFTER(after, collective, foreign(call, req));          \
+	} while (0)
 
 /* One non-blocking transfer: name, buffer qualifier, count type, whether
  * it writes, through which pointer (0: explicit offset, 1: individual,
@@ -386,6 +414,8 @@ BOTH_FORMS(IXFER, -)
 		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, true, (void *)buf,    \
 		                                        count, dt, IXFER_AT_##ptr, 0 },         \
 		                  ptr == 1, &req);                                              \
+		if (rc < 0)                                                                     \
+			gate_file(fh);                                                          \
 		if (rc < 0)                                                                     \
 			LOCKED_AFTER(ptr == 2 ? fh : MPI_FILE_NULL, true,                       \
 			             PMPI_File_##name##_begin##sfx(fh, IXFER_ARG_##ptr buf, count, dt)); \

@@ -32,6 +32,7 @@
  * and by the request (until its free function); the last one frees it.
  */
 #include "fileio.h"
+#include "gate.h"
 #include "track.h"
 
 #include <limits.h>
@@ -71,8 +72,20 @@ static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
  * was handed the request by the thread that made it. */
 static _Atomic long live;
 
-void fileio_lock(void) { pthread_mutex_lock(&io_lock); }
-void fileio_unlock(void) { pthread_mutex_unlock(&io_lock); }
+/* The holder is inside a file call: on Open MPI the gate is closed for
+ * its length (gate.c; file.c says why). */
+void fileio_lock(void)
+{
+	pthread_mutex_lock(&io_lock);
+	gate_close("an MPI file call is running, and Open MPI's MPI-IO is not safe against a "
+	           "progress call from another thread");
+}
+
+void fileio_unlock(void)
+{
+	gate_open();
+	pthread_mutex_unlock(&io_lock);
+}
 
 bool fileio_usable(void)
 {

@@ -12,14 +12,17 @@
  * the heap (ompio, docs/mpi.md "The gate"): without the gate this test
  * crashes.
  *
- * "gate" (2 ranks, Open MPI): the gate's contract. While rank 1 holds a
- * file open, piano must not progress its MPI: rank 1 posts a 16 MiB
- * receive (the rendezvous needs rank 1's MPI to answer) and computes for
- * HOLD_S without MPI calls; rank 0's wait must still be pending at the end,
- * and rank 1 must have printed the notice exactly once. After rank 1 closes
- * the file, the same exchange must complete in the background (as in
- * test_progress). Closing a file opened with PMPI_File_open (which the
- * layer cannot see) must be reported on stderr, once.
+ * "gate" (2 ranks, Open MPI): the gate's contract. In each exchange rank 1
+ * posts a 16 MiB receive (the rendezvous needs rank 1's MPI to answer) and
+ * computes without MPI calls, and rank 0 times its wait. 1. While rank 1
+ * holds a file open with no request of the MPI's own, piano progresses its
+ * MPI: the exchange completes in the background. 2. While a second file
+ * (opened MPI_MODE_SEQUENTIAL, whose MPI_File_iwrite_shared piano leaves to
+ * the MPI) has such a request, piano must not: rank 0's wait is still
+ * pending after HOLD_S, and rank 1 printed the notice exactly once. 3. Once
+ * that file is closed (the first one still open), background progress is
+ * back. Closing a file opened with PMPI_File_open (which the layer cannot
+ * see) must be reported on stderr, once.
  *
  * Files live in a directory made with mkdtemp and are removed.
  */
@@ -204,21 +207,40 @@ static int run_gate(void)
 	/* Warm-up: the connection and its buffers exist before we measure. */
 	exchange(rank, buf, flag, TIMEOUT_S);
 
-	/* 1. Rank 1 holds a file open: no background progress, one notice. */
+	/* 1. Rank 1 holds a file open, no request: background progress. */
+	MPI_File fh, seq;
+	if (rank == 1)
+		CHECK_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
+		                        MPI_INFO_NULL, &fh));
+	int moved = exchange(rank, buf, flag, TIMEOUT_S);
+	if (rank == 1 && !moved) {
+		fprintf(stderr, "rank 1: no background progress while a file without requests was "
+		                "open: rank 0's wait did not return within %.0f s\n", TIMEOUT_S);
+		ok = 0;
+	}
+
+	/* 2. A file request of the MPI's own: no background progress, one
+	 * notice. */
 	int logfd = -1, saved = -1;
-	MPI_File fh;
+	MPI_Request fr = MPI_REQUEST_NULL;
+	char seqpath[620];
+	snprintf(seqpath, sizeof(seqpath), "%s.seq", path);
 	if (rank == 1) {
 		logfd = mkstemp(logpath);
 		saved = dup(2);
 		CHECK(logfd >= 0 && saved >= 0);
 		fflush(stderr);
 		CHECK(dup2(logfd, 2) >= 0);
-		CHECK_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE,
-		                        MPI_INFO_NULL, &fh));
+		CHECK_MPI(MPI_File_open(MPI_COMM_SELF, seqpath,
+		                        MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_SEQUENTIAL,
+		                        MPI_INFO_NULL, &seq));
+		static char small[4096];
+		CHECK_MPI(MPI_File_iwrite_shared(seq, small, sizeof(small), MPI_CHAR, &fr));
 	}
-	int moved = exchange(rank, buf, flag, HOLD_S);
+	moved = exchange(rank, buf, flag, HOLD_S);
 	if (rank == 1) {
-		CHECK_MPI(MPI_File_close(&fh));
+		CHECK_MPI(MPI_Wait(&fr, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_File_close(&seq));
 		fflush(stderr);
 		dup2(saved, 2);
 		close(saved);
@@ -229,8 +251,9 @@ static int run_gate(void)
 		unlink(logpath);
 		fputs(log, stderr); /* keep what was said visible in the test log */
 		if (moved) {
-			fprintf(stderr, "rank 1: background progress while a file was open: rank 0's "
-			                "wait returned while rank 1 made no MPI call\n");
+			fprintf(stderr, "rank 1: background progress while a file request of the "
+			                "MPI's own existed: rank 0's wait returned while rank 1 made no "
+			                "MPI call\n");
 			ok = 0;
 		}
 		int notices = count(log, "no background progress for over");
@@ -239,15 +262,21 @@ static int run_gate(void)
 			                "%.1f s with work pending, expected exactly 1\n", notices, HOLD_S);
 			ok = 0;
 		}
-		unlink(path);
+		unlink(seqpath);
 	}
 
-	/* 2. The file is closed: background progress is back. */
+	/* 3. That file is closed, the first one still open: background
+	 * progress is back. */
 	moved = exchange(rank, buf, flag, TIMEOUT_S);
 	if (rank == 1 && !moved) {
-		fprintf(stderr, "rank 1: no background progress after MPI_File_close: rank 0's "
-		                "wait did not return within %.0f s\n", TIMEOUT_S);
+		fprintf(stderr, "rank 1: no background progress after the MPI_File_close of the "
+		                "file with a request: rank 0's wait did not return within %.0f s\n",
+		        TIMEOUT_S);
 		ok = 0;
+	}
+	if (rank == 1) {
+		CHECK_MPI(MPI_File_close(&fh));
+		unlink(path);
 	}
 
 	/* 3. A file opened behind the layer's back (PMPI_File_open) cannot
@@ -288,8 +317,9 @@ static int run_gate(void)
 	if (rank == 0) {
 		CHECK(rmdir(dir) == 0);
 		if (ok)
-			printf("file gate: no background progress while a file was open (one notice), "
-			       "background progress after its close, an unseen open reported\n");
+			printf("file gate: background progress while a file without requests was "
+			       "open, none while a file request of the MPI's own existed (one "
+			       "notice), back after that file's close, an unseen open reported\n");
 	}
 	MPI_Win_free(&win);
 	MPI_Comm_free(&node);

@@ -1,8 +1,10 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! MPI-IO from Fortran (mpif.h) beside background progress. Open MPI's
-! Fortran bindings call PMPI_File_open directly, so the layer wraps
-! MPI_FILE_OPEN and MPI_FILE_CLOSE itself to close the gate (docs/mpi.md,
-! "The gate"); without those wrappers this test crashes on Open MPI.
+! Fortran bindings call PMPI_ directly, so the layer wraps MPI_FILE_OPEN,
+! MPI_FILE_CLOSE and the transfers itself: a file call closes the gate, and
+! a file piano did not see opened could not keep it closed for the requests
+! of the MPI's own (docs/mpi.md, "The gate"); without those wrappers this
+! test crashes on Open MPI.
 ! Non-blocking and blocking writes and reads in a loop, the data checked, while a large
 ! receive (tracked) stays pending so that the progress task runs. The file
 ! name is a blank-padded variable, as Fortran programs pass it: the wrapper
