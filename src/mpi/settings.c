@@ -147,7 +147,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Non-blocking file calls (`MPI_File_iwrite`, `iread`, the `_at`, `_shared` and `_all` "
 	  "forms, the split collectives): "
 	  "`piano` = the transfer runs on a blocking helper thread while the application "
-	  "computes (docs/mpi.md, \"Non-blocking file I/O\"; it takes one more helper than "
+	  "computes (on MPICH but those contiguous in memory and file, which ROMIO's POSIX AIO "
+	  "overlaps; docs/mpi.md, \"Non-blocking file I/O\"; it takes one more helper than "
 	  "`PIANO_BLOCK_HELPERS` asks for when that is left unset); `native` = the MPI's own." },
 	{ "PIANO_MPI_FILE_CHUNK", PIANO_SETTING_INT, "4194304", 4096, 1073741824L, NULL, NULL, NULL,
 	  "Bytes a non-blocking file transfer moves per call (whole elements): the "
