@@ -52,7 +52,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define WHY                                                                                   \
+#define WHY                                                                                      \
 	"an MPI file has a request of the MPI's own, and Open MPI's MPI-IO is not safe against " \
 	"a progress call from another thread"
 
@@ -231,20 +231,20 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 /* The MPI's own call under the lock, after the queued transfers that it
  * must follow: those of `after` (MPI_FILE_NULL: of no file), and when the
  * call is collective, every collective one (fileio.h says why). */
-#define LOCKED_AFTER(after, collective, call)                           \
-	do {                                                            \
-		if ((after) != MPI_FILE_NULL || (collective))           \
-			fileio_flush(after, collective);                \
-		fileio_lock();                                          \
-		int rc_ = call;                                         \
-		fileio_unlock();                                        \
-		return rc_;                                             \
+#define LOCKED_AFTER(after, collective, call)                 \
+	do {                                                  \
+		if ((after) != MPI_FILE_NULL || (collective)) \
+			fileio_flush(after, collective);      \
+		fileio_lock();                                \
+		int rc_ = call;                               \
+		fileio_unlock();                              \
+		return rc_;                                   \
 	} while (0)
-#define AFTER(name, params, args, after, collective)                              \
-	PMPI_EXPORT int MPI_File_##name params                                    \
-	{                                                                         \
-		pmpi_ensure();                                                    \
-		LOCKED_AFTER(after, collective, PMPI_File_##name args);           \
+#define AFTER(name, params, args, after, collective)                    \
+	PMPI_EXPORT int MPI_File_##name params                          \
+	{                                                               \
+		pmpi_ensure();                                          \
+		LOCKED_AFTER(after, collective, PMPI_File_##name args); \
 	}
 
 /* Calls that see or change what queued transfers do: they wait for the
@@ -271,16 +271,16 @@ AFTER(set_atomicity, (MPI_File fh, int flag), (fh, flag), fh, true)
 #define XFER_AT_PARAMS(bufq, C) \
 	(MPI_File fh, MPI_Offset offset, bufq void *buf, C count, MPI_Datatype dt, MPI_Status *st)
 #define BLOCKING(sfx, C, unused)                                                          \
-	LOCKED(read##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                   \
-	COLL(read_all##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                 \
-	SHARED(read_shared##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))            \
-	ORDERED(read_ordered##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))          \
-	LOCKED(read_at##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))     \
-	COLL(read_at_all##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))   \
-	LOCKED(write##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))             \
-	COLL(write_all##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))           \
-	SHARED(write_shared##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))      \
-	ORDERED(write_ordered##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))    \
+	LOCKED(read##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                     \
+	COLL(read_all##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))                   \
+	SHARED(read_shared##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))              \
+	ORDERED(read_ordered##sfx, XFER_PARAMS(, C), (fh, buf, count, dt, st))            \
+	LOCKED(read_at##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))       \
+	COLL(read_at_all##sfx, XFER_AT_PARAMS(, C), (fh, offset, buf, count, dt, st))     \
+	LOCKED(write##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))               \
+	COLL(write_all##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))             \
+	SHARED(write_shared##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))        \
+	ORDERED(write_ordered##sfx, XFER_PARAMS(const, C), (fh, buf, count, dt, st))      \
 	LOCKED(write_at##sfx, XFER_AT_PARAMS(const, C), (fh, offset, buf, count, dt, st)) \
 	COLL(write_at_all##sfx, XFER_AT_PARAMS(const, C), (fh, offset, buf, count, dt, st))
 BOTH_FORMS(BLOCKING, -)
@@ -354,10 +354,10 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 
 /* The MPI's own non-blocking call, as LOCKED_AFTER, its request recorded;
  * the file keeps the gate closed from before the call until its close. */
-#define NATIVE(after, collective, call)                                       \
-	do {                                                                  \
-		gate_file(fh);                                                \
-		LOCKED_AFTER(after, collective, foreign(call, req));          \
+#define NATIVE(after, collective, call)                              \
+	do {                                                         \
+		gate_file(fh);                                       \
+		LOCKED_AFTER(after, collective, foreign(call, req)); \
 	} while (0)
 
 /* One non-blocking transfer: name, buffer qualifier, count type, whether
@@ -386,16 +386,16 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 #define IXFER_ARG_0 offset,
 #define IXFER_ARG_1
 #define IXFER_ARG_2
-#define IXFER(sfx, C, unused)                                \
-	IXFER_ONE(iread_at##sfx, , C, false, 0, false)       \
-	IXFER_ONE(iwrite_at##sfx, const, C, true, 0, false)  \
-	IXFER_ONE(iread##sfx, , C, false, 1, false)          \
-	IXFER_ONE(iwrite##sfx, const, C, true, 1, false)     \
-	IXFER_ONE(iread_shared##sfx, , C, false, 2, false)   \
+#define IXFER(sfx, C, unused)                                   \
+	IXFER_ONE(iread_at##sfx, , C, false, 0, false)          \
+	IXFER_ONE(iwrite_at##sfx, const, C, true, 0, false)     \
+	IXFER_ONE(iread##sfx, , C, false, 1, false)             \
+	IXFER_ONE(iwrite##sfx, const, C, true, 1, false)        \
+	IXFER_ONE(iread_shared##sfx, , C, false, 2, false)      \
 	IXFER_ONE(iwrite_shared##sfx, const, C, true, 2, false) \
-	IXFER_ONE(iread_all##sfx, , C, false, 1, true)       \
-	IXFER_ONE(iwrite_all##sfx, const, C, true, 1, true)  \
-	IXFER_ONE(iread_at_all##sfx, , C, false, 0, true)    \
+	IXFER_ONE(iread_all##sfx, , C, false, 1, true)          \
+	IXFER_ONE(iwrite_all##sfx, const, C, true, 1, true)     \
+	IXFER_ONE(iread_at_all##sfx, , C, false, 0, true)       \
 	IXFER_ONE(iwrite_at_all##sfx, const, C, true, 0, true)
 BOTH_FORMS(IXFER, -)
 
@@ -405,42 +405,44 @@ BOTH_FORMS(IXFER, -)
  * collective per file at a time), the end call waits for it. When the
  * begin was the MPI's own, so is the end.
  */
-#define SPLIT_BEGIN_ONE(name, sfx, bufq, C, wr, ptr)                                                 \
-	PMPI_EXPORT int MPI_File_##name##_begin##sfx(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf,  \
-	                                        C count, MPI_Datatype dt)                       \
-	{                                                                                       \
-		pmpi_ensure();                                                                  \
-		MPI_Request req = MPI_REQUEST_NULL;                                             \
-		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, true, (void *)buf,    \
-		                                        count, dt, IXFER_AT_##ptr, 0 },         \
-		                  ptr == 1, &req);                                              \
-		if (rc < 0)                                                                     \
-			gate_file(fh);                                                          \
-		if (rc < 0)                                                                     \
-			LOCKED_AFTER(ptr == 2 ? fh : MPI_FILE_NULL, true,                       \
-			             PMPI_File_##name##_begin##sfx(fh, IXFER_ARG_##ptr buf, count, dt)); \
-		if (rc == MPI_SUCCESS)                                                          \
-			swap_split(fh, &req);                                                   \
-		return rc;                                                                      \
+#define SPLIT_BEGIN_ONE(name, sfx, bufq, C, wr, ptr)                                               \
+	PMPI_EXPORT int MPI_File_##name##_begin##sfx(MPI_File fh,                                  \
+	                                             IXFER_PARAM_##ptr bufq void *buf, C count,    \
+	                                             MPI_Datatype dt)                              \
+	{                                                                                          \
+		pmpi_ensure();                                                                     \
+		MPI_Request req = MPI_REQUEST_NULL;                                                \
+		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, true, (void *)buf,       \
+		                                        count, dt, IXFER_AT_##ptr, 0 },            \
+		                  ptr == 1, &req);                                                 \
+		if (rc < 0)                                                                        \
+			gate_file(fh);                                                             \
+		if (rc < 0)                                                                        \
+			LOCKED_AFTER(ptr == 2 ? fh : MPI_FILE_NULL, true,                          \
+			             PMPI_File_##name##_begin##sfx(fh, IXFER_ARG_##ptr buf, count, \
+			                                           dt));                           \
+		if (rc == MPI_SUCCESS)                                                             \
+			swap_split(fh, &req);                                                      \
+		return rc;                                                                         \
 	}
-#define SPLIT_BEGIN(sfx, C, unused)                         \
-	SPLIT_BEGIN_ONE(read_all, sfx, , C, false, 1)            \
-	SPLIT_BEGIN_ONE(write_all, sfx, const, C, true, 1)       \
-	SPLIT_BEGIN_ONE(read_at_all, sfx, , C, false, 0)         \
-	SPLIT_BEGIN_ONE(write_at_all, sfx, const, C, true, 0)    \
-	SPLIT_BEGIN_ONE(read_ordered, sfx, , C, false, 2)        \
+#define SPLIT_BEGIN(sfx, C, unused)                           \
+	SPLIT_BEGIN_ONE(read_all, sfx, , C, false, 1)         \
+	SPLIT_BEGIN_ONE(write_all, sfx, const, C, true, 1)    \
+	SPLIT_BEGIN_ONE(read_at_all, sfx, , C, false, 0)      \
+	SPLIT_BEGIN_ONE(write_at_all, sfx, const, C, true, 0) \
+	SPLIT_BEGIN_ONE(read_ordered, sfx, , C, false, 2)     \
 	SPLIT_BEGIN_ONE(write_ordered, sfx, const, C, true, 2)
 BOTH_FORMS(SPLIT_BEGIN, -)
 
-#define SPLIT_END(name, bufq)                                                                  \
-	PMPI_EXPORT int MPI_File_##name##_end(MPI_File fh, bufq void *buf, MPI_Status *st)     \
-	{                                                                                      \
-		pmpi_ensure();                                                                 \
-		MPI_Request req = MPI_REQUEST_NULL;                                            \
-		swap_split(fh, &req);                                                          \
-		if (req == MPI_REQUEST_NULL)                                                   \
+#define SPLIT_END(name, bufq)                                                                   \
+	PMPI_EXPORT int MPI_File_##name##_end(MPI_File fh, bufq void *buf, MPI_Status *st)      \
+	{                                                                                       \
+		pmpi_ensure();                                                                  \
+		MPI_Request req = MPI_REQUEST_NULL;                                             \
+		swap_split(fh, &req);                                                           \
+		if (req == MPI_REQUEST_NULL)                                                    \
 			LOCKED_AFTER(MPI_FILE_NULL, true, PMPI_File_##name##_end(fh, buf, st)); \
-		return PMPI_Wait(&req, st);                                                    \
+		return PMPI_Wait(&req, st);                                                     \
 	}
 SPLIT_END(read_all, )
 SPLIT_END(write_all, const)

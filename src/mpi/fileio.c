@@ -14,8 +14,9 @@
  * PIANO_MPI_FILE_CHUNK bytes at explicit offsets, so that the application's
  * own file calls (ROMIO takes one process-wide lock for each; fileio_lock()
  * here) get their turn between chunks; a collective one is one collective
- * call (fileio.h says why no rank's helper then waits for a peer forever). The application's request is a
- * generalized request, which every completion call accepts alone or mixed
+ * call (fileio.h says why no rank's helper then waits for a peer forever).
+ * The application's request is a generalized request, which every
+ * completion call accepts alone or mixed
  * with others; it is recorded as foreign (track.c), so a wait that includes
  * it is never delegated to the engine, and its status carries the element
  * count of what was moved and the error of the call that failed.
@@ -425,6 +426,8 @@ int fileio_submit(const struct fileio_xfer *x, MPI_Request *req)
 
 void fileio_flush(MPI_File fh, bool collectives)
 {
+	if (atomic_load_explicit(&live, memory_order_acquire) == 0)
+		return; /* nothing queued (live: see fileio_wait) */
 	pthread_mutex_lock(&q.lock);
 	for (;;) {
 		bool pending = false;
