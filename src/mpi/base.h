@@ -5,8 +5,9 @@
  * layer may use it; it calls nothing else of the layer (docs/mpi.md,
  * "Layers").
  *
- * Design (docs/mpi.md): piano tracks the MPI's own requests; it never hands
- * proxy requests to the application. One progress ltask per process drives
+ * Design (docs/mpi.md): piano tracks the MPI's own requests; it hands the
+ * application proxy requests only for operations it makes itself (file
+ * transfers, offloaded sends). One progress ltask per process drives
  * the MPI with PMPI_Iprobe (gate_poke), which progresses every pending
  * operation without touching any application request. A request is only
  * ever tested by the engine while an application thread is blocked in a

@@ -9,6 +9,7 @@
 #include "cvar.h"
 #include "eager.h"
 #include "fileio.h"
+#include "offload.h"
 #include "preload.h"
 #include "progress.h"
 #include "settings.h"
@@ -340,6 +341,11 @@ static void setup(int real)
 		pmpi_warn("cannot create the progress task: %s; exiting", piano_strerror(rc));
 		pmpi_die();
 	}
+	rc = offload_setup();
+	if (rc) {
+		pmpi_warn("cannot create the offload task: %s; exiting", piano_strerror(rc));
+		pmpi_die();
+	}
 	blocking_setup();
 	file_helper_check();
 	pmpi_g.ready = 1;
@@ -440,6 +446,14 @@ static void print_stats(void)
 	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
+	struct offload_stats os;
+	offload_stats(&os);
+	if (os.deferred || os.direct)
+		fprintf(stderr,
+		        "# piano-mpi rank %d: offload: %llu sends deferred (%llu posted by the "
+		        "engine, %llu by the application), %llu posted at once\n",
+		        rank, (unsigned long long)os.deferred, (unsigned long long)os.by_engine,
+		        (unsigned long long)os.by_app, (unsigned long long)os.direct);
 }
 
 /*
@@ -471,6 +485,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		/* Stop and drain the engine first: after PMPI_Finalize no ltask
 		 * may call MPI. Requests still pending are completed by
 		 * PMPI_Finalize itself as the standard requires. */
+		offload_shutdown();
 		fileio_shutdown();
 		watch_shutdown();
 		progress_shutdown();

@@ -14,6 +14,7 @@
  */
 #include "base.h"
 #include "init.h"
+#include "offload.h"
 #include "progress.h"
 #include "track.h"
 #include "waitop.h"
@@ -42,29 +43,45 @@ static int track_new(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
 #define MRECV_ARGS(C) void *buf, C count, MPI_Datatype dt, MPI_Message *msg
 #define MRECV_NAMES() buf, count, dt, msg
 
-/* A call that creates a request: tracked as track_new decides. */
-#define STARTS(sfx, C, name, ARGS, NAMES, persistent)                                         \
+/* A call that creates a request: tracked as track_new decides. A send
+ * goes behind the sends queued for offload (offload_flush, offload.h);
+ * receives and the persistent inits send nothing and wait for nothing. */
+#define STARTS(sfx, C, name, ARGS, NAMES, persistent, flush)                                  \
 	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                            \
 	{                                                                                     \
 		pmpi_ensure();                                                                \
+		if (flush)                                                                    \
+			offload_flush();                                                      \
 		return track_new(PMPI_##name##sfx(NAMES(), req), count, dt, req, persistent); \
 	}
 
-BOTH_FORMS(STARTS, Isend, SEND_ARGS, SEND_NAMES, false)
-BOTH_FORMS(STARTS, Ibsend, SEND_ARGS, SEND_NAMES, false)
-BOTH_FORMS(STARTS, Issend, SEND_ARGS, SEND_NAMES, false)
-BOTH_FORMS(STARTS, Irsend, SEND_ARGS, SEND_NAMES, false)
-BOTH_FORMS(STARTS, Irecv, RECV_ARGS, RECV_NAMES, false)
-BOTH_FORMS(STARTS, Imrecv, MRECV_ARGS, MRECV_NAMES, false)
-BOTH_FORMS(STARTS, Send_init, SEND_ARGS, SEND_NAMES, true)
-BOTH_FORMS(STARTS, Bsend_init, SEND_ARGS, SEND_NAMES, true)
-BOTH_FORMS(STARTS, Ssend_init, SEND_ARGS, SEND_NAMES, true)
-BOTH_FORMS(STARTS, Rsend_init, SEND_ARGS, SEND_NAMES, true)
-BOTH_FORMS(STARTS, Recv_init, RECV_ARGS, RECV_NAMES, true)
+/* MPI_Isend: deferred when offload takes it. */
+#define ISEND(sfx, C, unused)                                                              \
+	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                     \
+	{                                                                                  \
+		pmpi_ensure();                                                             \
+		if (offload_isend(SEND_NAMES(), sizeof(C) > sizeof(int), req))             \
+			return MPI_SUCCESS;                                                \
+		offload_flush();                                                           \
+		return track_new(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, false); \
+	}
+
+BOTH_FORMS(ISEND, -)
+BOTH_FORMS(STARTS, Ibsend, SEND_ARGS, SEND_NAMES, false, true)
+BOTH_FORMS(STARTS, Issend, SEND_ARGS, SEND_NAMES, false, true)
+BOTH_FORMS(STARTS, Irsend, SEND_ARGS, SEND_NAMES, false, true)
+BOTH_FORMS(STARTS, Irecv, RECV_ARGS, RECV_NAMES, false, false)
+BOTH_FORMS(STARTS, Imrecv, MRECV_ARGS, MRECV_NAMES, false, false)
+BOTH_FORMS(STARTS, Send_init, SEND_ARGS, SEND_NAMES, true, false)
+BOTH_FORMS(STARTS, Bsend_init, SEND_ARGS, SEND_NAMES, true, false)
+BOTH_FORMS(STARTS, Ssend_init, SEND_ARGS, SEND_NAMES, true, false)
+BOTH_FORMS(STARTS, Rsend_init, SEND_ARGS, SEND_NAMES, true, false)
+BOTH_FORMS(STARTS, Recv_init, RECV_ARGS, RECV_NAMES, true, false)
 
 PMPI_EXPORT int MPI_Start(MPI_Request *req)
 {
 	pmpi_ensure();
+	offload_flush();
 	int rc = PMPI_Start(req);
 	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_start(*req))
 		progress_kick();
@@ -74,6 +91,7 @@ PMPI_EXPORT int MPI_Start(MPI_Request *req)
 PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
 {
 	pmpi_ensure();
+	offload_flush();
 	int rc = PMPI_Startall(n, reqs);
 	if (rc != MPI_SUCCESS || !pmpi_g.threaded)
 		return rc;
@@ -104,6 +122,7 @@ static int delegated(int rc, MPI_Request *r, MPI_Status *status)
 	PMPI_EXPORT int MPI_Send##sfx(SEND_ARGS(C))                                                \
 	{                                                                                          \
 		pmpi_ensure();                                                                     \
+		offload_flush();                                                                   \
 		struct waitop op = { .kind = WAIT_ONE, .n = 0 };                                   \
 		MPI_Request r = MPI_REQUEST_NULL;                                                  \
 		enum wait_mode mode = wait_enter(&op);                                             \
@@ -117,6 +136,7 @@ static int delegated(int rc, MPI_Request *r, MPI_Status *status)
 	PMPI_EXPORT int MPI_Recv##sfx(RECV_ARGS(C), MPI_Status *status)                      \
 	{                                                                                    \
 		pmpi_ensure();                                                               \
+		offload_flush();                                                             \
 		struct waitop op = { .kind = WAIT_ONE, .n = 0 };                             \
 		MPI_Request r = MPI_REQUEST_NULL;                                            \
 		enum wait_mode mode = wait_enter(&op);                                       \
@@ -129,3 +149,43 @@ static int delegated(int rc, MPI_Request *r, MPI_Status *status)
 
 BOTH_FORMS(SEND, -)
 BOTH_FORMS(RECV, -)
+
+/*
+ * Calls piano intercepts only so that the sends queued for offload go
+ * first (offload.h): the other sends (MPI's non-overtaking rule) and the
+ * blocking and probing calls (their wait may depend on a queued send).
+ */
+#define FLUSHED(name, PARAMS, ARGS)           \
+	PMPI_EXPORT int MPI_##name PARAMS     \
+	{                                     \
+		pmpi_ensure();                \
+		offload_flush();              \
+		return PMPI_##name ARGS;      \
+	}
+#define SENDS(sfx, C, unused)                                                                \
+	FLUSHED(Ssend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                  \
+	FLUSHED(Bsend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                  \
+	FLUSHED(Rsend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                  \
+	FLUSHED(Sendrecv##sfx,                                                               \
+	        (const void *sbuf, C scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, \
+	         C rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm,               \
+	         MPI_Status *status),                                                        \
+	        (sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, status))  \
+	FLUSHED(Sendrecv_replace##sfx,                                                       \
+	        (void *buf, C count, MPI_Datatype dt, int dest, int stag, int src, int rtag, \
+	         MPI_Comm comm, MPI_Status *status),                                         \
+	        (buf, count, dt, dest, stag, src, rtag, comm, status))
+BOTH_FORMS(SENDS, -)
+FLUSHED(Probe, (int src, int tag, MPI_Comm comm, MPI_Status *status), (src, tag, comm, status))
+FLUSHED(Iprobe, (int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+        (src, tag, comm, flag, status))
+FLUSHED(Mprobe, (int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status),
+        (src, tag, comm, msg, status))
+FLUSHED(Improbe,
+        (int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status),
+        (src, tag, comm, flag, msg, status))
+/* A queued send holds its communicator and datatype, which the application
+ * may free while the send is pending. */
+FLUSHED(Comm_free, (MPI_Comm * comm), (comm))
+FLUSHED(Comm_disconnect, (MPI_Comm * comm), (comm))
+FLUSHED(Type_free, (MPI_Datatype * dt), (dt))

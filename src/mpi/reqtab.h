@@ -17,6 +17,7 @@ struct reqtab_entry {
 	uint64_t key;
 	uint8_t used, persistent, active;
 	uint8_t foreign; /* a kind piano leaves to the MPI (track_foreign) */
+	void *data;      /* the owner's (offload.c: the send's record) */
 };
 
 struct reqtab {

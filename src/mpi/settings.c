@@ -143,6 +143,13 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Pipeline segment of the graph collectives, in bytes: a message is cut into segments "
 	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "
 	  "the same on every rank." },
+	{ "PIANO_OFFLOAD", PIANO_SETTING_CHOICE, "0", 0, 0, "0,1,always", NULL, NULL,
+	  "`1`: an `MPI_Isend` of at most the eager limit returns at once and an idle core posts "
+	  "it (docs/mpi.md, \"Submission offload\"); every other send, completion, blocking or "
+	  "probing call of the process first posts the sends still queued, so MPI's ordering "
+	  "holds. The process turns it off for a while by itself when sends are cheap to post "
+	  "(shared memory) or when no core was idle to post them; `always` never does (for "
+	  "measurements and tests). Needs background progress." },
 	{ "PIANO_MPI_FILE", PIANO_SETTING_CHOICE, "piano", 0, 0, "piano,native", NULL, NULL,
 	  "Non-blocking file calls (`MPI_File_iwrite`, `iread`, the `_at`, `_shared` and `_all` "
 	  "forms, the split collectives): "

@@ -10,6 +10,7 @@
 #include "fileio.h"
 #include "graph_list.h"
 #include "init.h"
+#include "offload.h"
 #include "track.h"
 #include "waitop.h"
 
@@ -91,9 +92,8 @@ static void graph_wait_end(void)
 	waiters_leave(true);
 }
 
-PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
+static int wait_one(MPI_Request *req, MPI_Status *status)
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, req, 1);
 	int rc;
@@ -118,9 +118,8 @@ PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
 	int rc;
@@ -145,9 +144,8 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+static int wait_any(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
 	int rc;
@@ -170,10 +168,9 @@ PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *s
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-                             MPI_Status statuses[])
+static int wait_some(int n, MPI_Request reqs[], int *outcount, int indices[],
+                     MPI_Status statuses[])
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
 	int rc;
@@ -195,9 +192,8 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+static int test_one(MPI_Request *req, int *flag, MPI_Status *status)
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, req, 1);
 	if (drives_graphs(req, 1))
@@ -207,9 +203,8 @@ PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+static int test_all(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
 	if (drives_graphs(reqs, n))
@@ -219,9 +214,8 @@ PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sta
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+static int test_any(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
 	if (drives_graphs(reqs, n))
@@ -231,10 +225,9 @@ PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MP
 	return rc;
 }
 
-PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-                             MPI_Status statuses[])
+static int test_some(int n, MPI_Request reqs[], int *outcount, int indices[],
+                     MPI_Status statuses[])
 {
-	pmpi_ensure();
 	struct saved s;
 	save(&s, reqs, n);
 	if (drives_graphs(reqs, n))
@@ -245,11 +238,121 @@ PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indic
 	return rc;
 }
 
+/*
+ * The application's calls, as the MPI sees them: a request of a send
+ * queued for offload (offload.h) is replaced by the MPI's own send for the
+ * call, and the queue is posted first (a completion call may wait for
+ * what a queued send makes happen).
+ */
+PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = wait_one(offload_swap(req, 1, &sw), status);
+	offload_unswap(&sw, req);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = wait_all(n, offload_swap(reqs, n, &sw), statuses);
+	offload_unswap(&sw, reqs);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = wait_any(n, offload_swap(reqs, n, &sw), index, status);
+	offload_unswap(&sw, reqs);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+                             MPI_Status statuses[])
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = wait_some(n, offload_swap(reqs, n, &sw), outcount, indices, statuses);
+	offload_unswap(&sw, reqs);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = test_one(offload_swap(req, 1, &sw), flag, status);
+	offload_unswap(&sw, req);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = test_all(n, offload_swap(reqs, n, &sw), flag, statuses);
+	offload_unswap(&sw, reqs);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = test_any(n, offload_swap(reqs, n, &sw), index, flag, status);
+	offload_unswap(&sw, reqs);
+	return rc;
+}
+
+PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+                             MPI_Status statuses[])
+{
+	pmpi_ensure();
+	offload_flush();
+	struct offload_swap sw;
+	int rc = test_some(n, offload_swap(reqs, n, &sw), outcount, indices, statuses);
+	offload_unswap(&sw, reqs);
+	return rc;
+}
+
 PMPI_EXPORT int MPI_Request_free(MPI_Request *req)
 {
 	pmpi_ensure();
+	int rc;
+	if (req && offload_free(req, &rc))
+		return rc;
 	if (req && *req != MPI_REQUEST_NULL &&
 	    atomic_load_explicit(&pmpi_g.tracked, memory_order_relaxed))
 		track_forget(*req);
 	return PMPI_Request_free(req);
+}
+
+PMPI_EXPORT int MPI_Cancel(MPI_Request *req)
+{
+	pmpi_ensure();
+	int rc;
+	if (req && offload_cancel(*req, &rc))
+		return rc;
+	return PMPI_Cancel(req);
+}
+
+PMPI_EXPORT int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+	pmpi_ensure();
+	offload_flush();
+	int rc;
+	if (offload_get_status(req, flag, status, &rc))
+		return rc;
+	return PMPI_Request_get_status(req, flag, status);
 }

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Submission offload (offload.h): eager-size MPI_Isend calls queued and
+ * posted by an ltask, so that an idle core makes the MPI's send (over TCP a
+ * send() system call of several microseconds) while the application goes
+ * on.
+ *
+ * A record's protocol: `state` moves QUEUED -> POSTED or DONE, only under
+ * queue_lock and by whoever posts; every other field the poster writes is
+ * published by the release store of `state`. Readers load it with acquire
+ * and, when they find QUEUED, take queue_lock (posting the queue
+ * themselves), after which it is final. Once POSTED, R belongs to the
+ * application's completion calls alone; DONE means the poster completed G
+ * (R finished at once, or posting failed, or the send was cancelled while
+ * queued) and G is an ordinary completed request. A record lives until G is
+ * freed (its free function), which only the application's calls on G do.
+ *
+ * Whether to offload is decided from what the process observes: sends the
+ * application had to post itself because no idle core did it before its
+ * next call (misses), or sends that cost less to post than to offload
+ * (cheap), turn offload off for the next OFFLOAD_DIRECT_RUN sends, then it
+ * tries again.
+ */
+#include "offload.h"
+#include "gate.h"
+#include "reqtab.h"
+#include "sys.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OS_QUEUED, OS_POSTED, OS_DONE };
+
+/* Consecutive misses, or cheap posts, that turn offload off for a run of
+ * sends. A post that costs the application less than OFFLOAD_CHEAP_NS
+ * (shared memory: 0.05-0.6 us) is not worth the record, the generalized
+ * request and the locks offloading costs it (~0.3-0.5 us). */
+#define OFFLOAD_MISS_LIMIT 8
+#define OFFLOAD_CHEAP_LIMIT 64
+#define OFFLOAD_CHEAP_NS 1000
+#define OFFLOAD_DIRECT_RUN 4096
+
+struct osend {
+	MPI_Request g; /* the application's handle */
+	MPI_Request r; /* the MPI's send, once posted */
+	_Atomic int state;
+	const void *buf;
+	MPI_Count count;
+	MPI_Datatype dt;
+	int dest, tag;
+	MPI_Comm comm;
+	bool large;        /* the _c form */
+	int err;           /* DONE: the post's error, MPI_SUCCESS otherwise */
+	MPI_Status status; /* DONE: what G's query function returns */
+	struct osend *next;
+};
+
+/* The queue, in call order. */
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct osend *head, **tail = &head; /* under queue_lock */
+_Atomic long offload_queued_n;             /* changed under queue_lock */
+static unsigned misses, cheap;             /* under queue_lock */
+
+/* G -> record, for the application's calls on G. */
+static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct reqtab tab; /* under tab_lock */
+_Atomic long offload_live_n;
+
+/* Set by offload_setup() before the layer is ready, read-only afterwards:
+ * enabled is PIANO_OFFLOAD's choice (0, 1, 2 = always). */
+static int enabled, tag_ub;
+static piano_ltask_t *task;
+
+static _Atomic int task_active, stopping;
+static _Atomic long direct_left;
+static _Atomic uint64_t n_deferred, n_engine, n_app, n_direct;
+static uint64_t idle_since; /* owned by the task */
+
+static uint64_t key_of(MPI_Request r)
+{
+	uint64_t k = 0;
+	memcpy(&k, &r, sizeof(r) < sizeof(k) ? sizeof(r) : sizeof(k));
+	return k;
+}
+
+static struct osend *record_of(MPI_Request g)
+{
+	if (g == MPI_REQUEST_NULL || !atomic_load_explicit(&offload_live_n, memory_order_relaxed))
+		return NULL;
+	pthread_mutex_lock(&tab_lock);
+	struct reqtab_entry *e = reqtab_find(&tab, key_of(g));
+	struct osend *o = e ? e->data : NULL;
+	pthread_mutex_unlock(&tab_lock);
+	return o;
+}
+
+/* ------------------------------------------------ the generalized request */
+
+static int query_fn(void *extra, MPI_Status *status)
+{
+	struct osend *o = extra;
+	*status = o->status;
+	return o->err;
+}
+
+/* Called by the MPI when G is freed: the record goes with it. */
+static int free_fn(void *extra)
+{
+	struct osend *o = extra;
+	pthread_mutex_lock(&tab_lock);
+	struct reqtab_entry *e = reqtab_find(&tab, key_of(o->g));
+	if (e && e->data == o) {
+		reqtab_erase(&tab, e);
+		atomic_fetch_sub_explicit(&offload_live_n, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&tab_lock);
+	free(o);
+	return MPI_SUCCESS;
+}
+
+/* MPI_Cancel on G goes through offload_cancel(); the MPI's own call on it
+ * (a path piano does not intercept) can only be told it is too late. */
+static int cancel_fn(void *extra, int complete)
+{
+	(void)extra;
+	(void)complete;
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- posting */
+
+static int post(struct osend *o)
+{
+#if MPI_VERSION >= 4
+	if (o->large)
+		return PMPI_Isend_c(o->buf, o->count, o->dt, o->dest, o->tag, o->comm, &o->r);
+#endif
+	return PMPI_Isend(o->buf, (int)o->count, o->dt, o->dest, o->tag, o->comm, &o->r);
+}
+
+/* The queue lost its last send (under queue_lock). */
+static void queue_sub(void)
+{
+	if (atomic_fetch_sub_explicit(&offload_queued_n, 1, memory_order_release) == 1)
+		piano_timer_release(0);
+}
+
+/* Done without R: G completed with this status, then the state published. */
+static void finish(struct osend *o)
+{
+	PMPI_Grequest_complete(o->g);
+	atomic_store_explicit(&o->state, OS_DONE, memory_order_release);
+}
+
+/* Posts the whole queue, in order (under queue_lock). The engine also tests
+ * each send once: an eager one is often complete at once, and its G is then
+ * completed here rather than by the application's completion call. */
+static unsigned post_all(bool engine)
+{
+	unsigned n = 0;
+	for (struct osend *o; (o = head) != NULL; n++) {
+		head = o->next;
+		if (!head)
+			tail = &head;
+		uint64_t t0 = engine ? sys_now_ns() : 0;
+		int rc = post(o), flag = 0;
+		if (engine) {
+			cheap = sys_now_ns() - t0 < OFFLOAD_CHEAP_NS ? cheap + 1 : 0;
+			misses = 0;
+			atomic_fetch_add_explicit(&n_engine, 1, memory_order_relaxed);
+		} else {
+			misses++;
+			atomic_fetch_add_explicit(&n_app, 1, memory_order_relaxed);
+		}
+		if (rc == MPI_SUCCESS && engine)
+			PMPI_Test(&o->r, &flag, &o->status);
+		queue_sub();
+		if (rc != MPI_SUCCESS) {
+			o->err = rc;
+			o->status.MPI_ERROR = rc;
+			finish(o);
+		} else if (flag) {
+			finish(o);
+		} else {
+			atomic_store_explicit(&o->state, OS_POSTED, memory_order_release);
+		}
+	}
+	if (enabled == 1 && (misses >= OFFLOAD_MISS_LIMIT || cheap >= OFFLOAD_CHEAP_LIMIT)) {
+		misses = cheap = 0;
+		atomic_store_explicit(&direct_left, OFFLOAD_DIRECT_RUN, memory_order_relaxed);
+	}
+	return n;
+}
+
+void offload_flush_slow(void)
+{
+	pthread_mutex_lock(&queue_lock);
+	post_all(false);
+	pthread_mutex_unlock(&queue_lock);
+}
+
+/* The ltask: posts what is queued, lingers a little when nothing is (as
+ * the progress task does, progress.c), then completes; task_active is the
+ * hand-over flag with offload_kick() (seq_cst on both sides). */
+static unsigned offload_fn(void *arg)
+{
+	(void)arg;
+	unsigned work = 0;
+	/* Never wait for the lock: an application thread holding it is
+	 * posting the queue itself. The gate: on Open MPI the application's
+	 * file calls must not run beside another thread's MPI calls. */
+	if (atomic_load(&offload_queued_n) && gate_enter()) {
+		if (pthread_mutex_trylock(&queue_lock) == 0) {
+			work = post_all(true);
+			pthread_mutex_unlock(&queue_lock);
+		}
+		gate_leave();
+	}
+	if (!atomic_load(&stopping)) {
+		if (work || atomic_load(&offload_queued_n)) {
+			idle_since = 0;
+			return work;
+		}
+		uint64_t now = sys_now_ns();
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < pmpi_g.linger_ns)
+			return work;
+	}
+	idle_since = 0;
+	atomic_store(&task_active, 0);
+	if (!atomic_load(&stopping) && atomic_load(&offload_queued_n) &&
+	    !atomic_exchange(&task_active, 1))
+		return work;
+	piano_ltask_complete(piano_ltask_current());
+	return work;
+}
+
+static void offload_kick(void)
+{
+	if (atomic_exchange(&task_active, 1))
+		return;
+	int rc;
+	while ((rc = piano_ltask_submit(task)) == PIANO_EBUSY)
+		sys_yield();
+	if (rc)
+		pmpi_warn("cannot submit the offload task: %s (queued sends are posted by the "
+		          "application's next MPI call)",
+		          piano_strerror(rc));
+}
+
+/* ------------------------------------------------------ the calls' side */
+
+static bool valid_dest(MPI_Comm comm, int dest)
+{
+	int inter = 0, size = 0;
+	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+		return false;
+	if ((inter ? PMPI_Comm_remote_size(comm, &size) : PMPI_Comm_size(comm, &size)) !=
+	    MPI_SUCCESS)
+		return false;
+	return dest >= 0 && dest < size;
+}
+
+bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                   MPI_Comm comm, bool large, MPI_Request *req)
+{
+	if (!enabled || piano_ltask_current())
+		return false;
+	/* Anything the MPI would reject is left to it, so that the error is
+	 * raised by the application's call, in its thread. */
+	long bytes;
+	if (comm == MPI_COMM_NULL || dt == MPI_DATATYPE_NULL || count < 0 || tag < 0 ||
+	    tag > tag_ub || dest == MPI_PROC_NULL || pmpi_type_bytes(count, dt, &bytes) ||
+	    bytes > pmpi_g.eager_limit)
+		return false;
+	if (atomic_load_explicit(&direct_left, memory_order_relaxed) > 0) {
+		atomic_fetch_sub_explicit(&direct_left, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&n_direct, 1, memory_order_relaxed);
+		return false;
+	}
+	if (!valid_dest(comm, dest))
+		return false;
+	struct osend *o = calloc(1, sizeof(*o));
+	if (!o)
+		return false;
+	*o = (struct osend){ .g = MPI_REQUEST_NULL,
+		             .r = MPI_REQUEST_NULL,
+		             .buf = buf,
+		             .count = count,
+		             .dt = dt,
+		             .dest = dest,
+		             .tag = tag,
+		             .comm = comm,
+		             .large = large,
+		             .err = MPI_SUCCESS };
+	atomic_init(&o->state, OS_QUEUED);
+	if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, o, &o->g) != MPI_SUCCESS) {
+		free(o);
+		return false;
+	}
+	pthread_mutex_lock(&tab_lock);
+	bool created;
+	struct reqtab_entry *e = reqtab_get(&tab, key_of(o->g), &created);
+	if (e) {
+		e->data = o;
+		atomic_fetch_add_explicit(&offload_live_n, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&tab_lock);
+	if (!e) { /* out of memory: the send is made at once */
+		MPI_Request g = o->g;
+		PMPI_Grequest_complete(g);
+		PMPI_Request_free(&g); /* frees o */
+		return false;
+	}
+	pthread_mutex_lock(&queue_lock);
+	*tail = o;
+	tail = &o->next;
+	if (atomic_fetch_add_explicit(&offload_queued_n, 1, memory_order_relaxed) == 0)
+		piano_timer_hold(0); /* a queued send needs the engine even when every
+		                        core computes: the timer then posts it */
+	pthread_mutex_unlock(&queue_lock);
+	atomic_fetch_add_explicit(&n_deferred, 1, memory_order_relaxed);
+	*req = o->g;
+	offload_kick();
+	return true;
+}
+
+/* The record's final state: after taking queue_lock when still queued. */
+static int settled(struct osend *o)
+{
+	int s = atomic_load_explicit(&o->state, memory_order_acquire);
+	if (s == OS_QUEUED) {
+		offload_flush_slow();
+		s = atomic_load_explicit(&o->state, memory_order_acquire);
+	}
+	return s;
+}
+
+/* R completed in the application's call: G follows it and is freed. */
+static void release(struct osend *o)
+{
+	MPI_Request g = o->g;
+	PMPI_Grequest_complete(g);
+	PMPI_Request_free(&g); /* frees o (free_fn) */
+}
+
+MPI_Request *offload_swap_slow(MPI_Request *reqs, int n, struct offload_swap *s)
+{
+	s->n = n;
+	void **recs = n <= 16 ? s->small_recs : calloc((size_t)n, sizeof(void *));
+	if (!recs) {
+		/* Without the map the call waits on G, which nobody completes
+		 * once R is posted: post and finish what can be first. */
+		pmpi_warn("out of memory in a completion call on %d requests", n);
+		offload_flush();
+		return reqs;
+	}
+	bool any = false;
+	for (int i = 0; i < n; i++) {
+		struct osend *o = record_of(reqs[i]);
+		recs[i] = o && settled(o) == OS_POSTED ? o : NULL;
+		any |= recs[i] != NULL;
+	}
+	if (!any) {
+		if (recs != s->small_recs)
+			free(recs);
+		return reqs;
+	}
+	MPI_Request *use = n <= 16 ? s->small : malloc((size_t)n * sizeof(MPI_Request));
+	if (!use) {
+		pmpi_warn("out of memory in a completion call on %d requests", n);
+		if (recs != s->small_recs)
+			free(recs);
+		return reqs;
+	}
+	for (int i = 0; i < n; i++)
+		use[i] = recs[i] ? ((struct osend *)recs[i])->r : reqs[i];
+	s->use = use;
+	s->recs = recs;
+	return use;
+}
+
+void offload_unswap(struct offload_swap *s, MPI_Request *reqs)
+{
+	if (!s->recs)
+		return;
+	for (int i = 0; i < s->n; i++) {
+		struct osend *o = s->recs[i];
+		if (!o) {
+			reqs[i] = s->use[i];
+		} else if (s->use[i] == MPI_REQUEST_NULL) {
+			release(o);
+			reqs[i] = MPI_REQUEST_NULL;
+		}
+	}
+	if (s->use != s->small)
+		free(s->use);
+	if (s->recs != s->small_recs)
+		free(s->recs);
+	s->recs = NULL;
+}
+
+bool offload_free(MPI_Request *req, int *rc)
+{
+	struct osend *o = record_of(*req);
+	if (!o)
+		return false;
+	if (settled(o) == OS_POSTED) {
+		*rc = PMPI_Request_free(&o->r);
+		release(o);
+		*req = MPI_REQUEST_NULL;
+	} else {
+		*rc = PMPI_Request_free(req);
+	}
+	return true;
+}
+
+bool offload_cancel(MPI_Request req, int *rc)
+{
+	struct osend *o = record_of(req);
+	if (!o)
+		return false;
+	*rc = MPI_SUCCESS;
+	pthread_mutex_lock(&queue_lock);
+	if (atomic_load_explicit(&o->state, memory_order_relaxed) == OS_QUEUED) {
+		struct osend **p = &head;
+		while (*p != o)
+			p = &(*p)->next;
+		*p = o->next;
+		if (tail == &o->next)
+			tail = p;
+		queue_sub();
+		/* Nothing was sent: the status says cancelled, as the MPI's
+		 * own would for a send it could still withdraw. */
+		PMPI_Status_set_cancelled(&o->status, 1);
+		PMPI_Status_set_elements(&o->status, MPI_BYTE, 0);
+		o->status.MPI_SOURCE = MPI_ANY_SOURCE;
+		o->status.MPI_TAG = MPI_ANY_TAG;
+		o->status.MPI_ERROR = MPI_SUCCESS;
+		finish(o);
+		pthread_mutex_unlock(&queue_lock);
+		return true;
+	}
+	pthread_mutex_unlock(&queue_lock);
+	if (atomic_load_explicit(&o->state, memory_order_acquire) == OS_POSTED)
+		*rc = PMPI_Cancel(&o->r);
+	return true; /* DONE: completed already, nothing to cancel */
+}
+
+bool offload_get_status(MPI_Request req, int *flag, MPI_Status *status, int *rc)
+{
+	struct osend *o = record_of(req);
+	if (!o || settled(o) != OS_POSTED)
+		return false; /* DONE: G's own status */
+	*rc = PMPI_Request_get_status(o->r, flag, status);
+	return true;
+}
+
+void offload_stats(struct offload_stats *out)
+{
+	out->deferred = atomic_load(&n_deferred);
+	out->by_engine = atomic_load(&n_engine);
+	out->by_app = atomic_load(&n_app);
+	out->direct = atomic_load(&n_direct);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+int offload_setup(void)
+{
+	long choice = pmpi_setting("PIANO_OFFLOAD", NULL);
+	if (!choice)
+		return 0;
+	if (!pmpi_g.threaded) {
+		pmpi_warn("PIANO_OFFLOAD needs background progress, which is off: sends are "
+		          "posted by the application's calls");
+		return 0;
+	}
+	int *ub = NULL, flag = 0;
+	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	tag_ub = flag && ub ? *ub : 32767;
+	int rc = piano_ltask_create(offload_fn, NULL, PIANO_LTASK_REPEAT, &task);
+	if (rc)
+		return rc;
+	piano_ltask_set_name(task, "mpi-offload");
+	enabled = (int)choice;
+	return 0;
+}
+
+void offload_shutdown(void)
+{
+	if (!task)
+		return;
+	offload_flush();
+	atomic_store(&stopping, 1);
+	if (piano_ltask_state(task) != PIANO_LTASK_INIT)
+		piano_ltask_wait(task);
+	piano_ltask_destroy(task);
+	task = NULL;
+	enabled = 0;
+	/* Sends the application never completed: their G complete, so that
+	 * the MPI's finalization finds no generalized request pending. */
+	pthread_mutex_lock(&tab_lock);
+	for (size_t i = 0; i < tab.cap; i++) {
+		struct osend *o = tab.slots[i].used ? tab.slots[i].data : NULL;
+		if (o && atomic_load(&o->state) == OS_POSTED)
+			PMPI_Grequest_complete(o->g);
+	}
+	pthread_mutex_unlock(&tab_lock);
+}
