@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define NT 3
-#define STEPS 3000
+#define STEPS 2000
 #define SLOTS 8
 #define SMALL_MAX 1024
 #define LARGE (512 << 10)
