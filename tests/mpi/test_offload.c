@@ -18,13 +18,20 @@
  * posted after its completion call would carry the wrong bytes. Rank 1's
  * thread for that communicator receives with MPI_ANY_TAG: the sequence
  * numbers must come in order, with no gap (a cancelled send gives its
- * number to the next one), and every payload must be right.
+ * number to the next one), and every payload must be right. Some steps are
+ * a pause without MPI calls (a computation), in which piano's engine posts
+ * the queued sends; in the others the application's next call does.
+ * Last, the main threads exchange LONE_SENDS messages, each sent by an
+ * MPI_Isend followed by 3 ms without MPI calls, then MPI_Wait: the engine
+ * posts those (the test's pass expression wants its statistics line to
+ * count at least 10 sends posted by the engine).
  */
 #include "mpitest.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define NT 3
 #define STEPS 2000
@@ -32,6 +39,7 @@
 #define SMALL_MAX 1024
 #define LARGE (512 << 10)
 #define TAG_END 99
+#define LONE_SENDS 100
 
 struct hdr {
 	uint32_t seq, len;
@@ -73,6 +81,16 @@ struct sender {
 	struct slot slot[SLOTS];
 	long cancelled;
 };
+
+/* A computation: no MPI call for that long. */
+static void pause_us(long us)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
 
 /* The send's buffer is the MPI's until completion: poison it after. */
 static void retire(struct slot *s)
@@ -234,6 +252,8 @@ static void *send_main(void *arg)
 			post(w, free_slot);
 		} else if (op < 7) {
 			blocking(w, b);
+		} else if (op < 8 && (next(&w->rng) & 1)) {
+			pause_us(20 + (long)(next(&w->rng) % 60));
 		} else if (op < 8) {
 			int flag;
 			CHECK_MPI(MPI_Iprobe(1, 0, w->comm, &flag, MPI_STATUS_IGNORE));
@@ -308,6 +328,19 @@ int main(int argc, char **argv)
 		msgs += w[t].seq;
 		cancelled += w[t].cancelled;
 		CHECK_MPI(MPI_Comm_free(&w[t].comm));
+	}
+	for (int i = 0; i < LONE_SENDS; i++) {
+		int v = i, got = -1;
+		if (rank == 0) {
+			MPI_Request r;
+			CHECK_MPI(MPI_Isend(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &r));
+			pause_us(3000);
+			CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+		} else {
+			CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, 0, 5, MPI_COMM_WORLD,
+			                   MPI_STATUS_IGNORE));
+			CHECK(got == i);
+		}
 	}
 	CHECK_MPI(MPI_Buffer_detach(&bbuf, &bsize));
 	free(bbuf);
