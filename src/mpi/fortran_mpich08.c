@@ -118,6 +118,19 @@ static void f_test(MPI_Fint *req, MPI_Fint *flag, MPI_Status *status, MPI_Fint *
 	ierr_set(ierr, rc);
 }
 
+static void f_request_get_status(MPI_Fint *req, MPI_Fint *flag, MPI_Status *status, MPI_Fint *ierr)
+{
+	int fl = 0, rc = MPI_Request_get_status(*(MPI_Request *)req, &fl, status_of(status));
+	if (rc == MPI_SUCCESS)
+		*flag = fl ? 1 : 0;
+	ierr_set(ierr, rc);
+}
+
+static void f_cancel(MPI_Fint *req, MPI_Fint *ierr)
+{
+	ierr_set(ierr, MPI_Cancel((MPI_Request *)req));
+}
+
 static void f_waitall(MPI_Fint *n, MPI_Fint *reqs, MPI_Status *sts, MPI_Fint *ierr)
 {
 	ierr_set(ierr, MPI_Waitall((int)*n, (MPI_Request *)reqs, statuses_of(sts)));
@@ -186,8 +199,8 @@ static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint
 /* File_open and set_view take a string: gfortran passes its length last,
  * as a size_t. piano must see the open (it records the file, whose
  * non-blocking transfers it then makes) and the view (its etype). */
-static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info,
-                        MPI_Fint *fh, MPI_Fint *ierr, size_t name_len)
+static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
+                        MPI_Fint *ierr, size_t name_len)
 {
 	char *c = pmpi_fortran_string(name, name_len);
 	if (!c) {

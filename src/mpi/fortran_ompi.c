@@ -36,10 +36,10 @@ extern int *mpi_fortran_status_ignore_;
 extern int *mpi_fortran_statuses_ignore_;
 
 /* One implementation, the four manglings Fortran compilers use. */
-#define FORTRAN_NAMES(impl, lower, upper)                                   \
-	PMPI_EXPORT __typeof__(impl) lower __attribute__((alias(#impl)));      \
-	PMPI_EXPORT __typeof__(impl) lower##_ __attribute__((alias(#impl)));   \
-	PMPI_EXPORT __typeof__(impl) lower##__ __attribute__((alias(#impl)));  \
+#define FORTRAN_NAMES(impl, lower, upper)                                     \
+	PMPI_EXPORT __typeof__(impl) lower __attribute__((alias(#impl)));     \
+	PMPI_EXPORT __typeof__(impl) lower##_ __attribute__((alias(#impl)));  \
+	PMPI_EXPORT __typeof__(impl) lower##__ __attribute__((alias(#impl))); \
 	PMPI_EXPORT __typeof__(impl) upper __attribute__((alias(#impl)))
 /* The C function Open MPI's f08 procedure calls. */
 #define F08_NAME(impl, name) PMPI_EXPORT __typeof__(impl) name __attribute__((alias(#impl)))
@@ -221,6 +221,25 @@ static void f_test(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ie
 		PMPI_Status_c2f(&st, status);
 }
 
+static void f_request_get_status(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status st;
+	int fl = 0;
+	*ierr = MPI_Request_get_status(PMPI_Request_f2c(*req), &fl,
+	                               status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	if (*ierr != MPI_SUCCESS)
+		return;
+	*flag = fl ? 1 : 0;
+	if (fl && !status_ignored(status))
+		PMPI_Status_c2f(&st, status);
+}
+
+static void f_cancel(MPI_Fint *req, MPI_Fint *ierr)
+{
+	MPI_Request r = PMPI_Request_f2c(*req);
+	*ierr = MPI_Cancel(&r);
+}
+
 /* All/any/some share one shape: convert, call, convert back. */
 enum { ALL, ANY, SOME };
 
@@ -241,7 +260,8 @@ static void completion(int kind, bool wait, MPI_Fint *n, MPI_Fint *reqs, MPI_Fin
 	else if (kind == ANY)
 		*ierr = wait ? MPI_Waitany(cn, c, &idx, st) : MPI_Testany(cn, c, &idx, &fl, st);
 	else
-		*ierr = wait ? MPI_Waitsome(cn, c, &out, ind, st) : MPI_Testsome(cn, c, &out, ind, st);
+		*ierr = wait ? MPI_Waitsome(cn, c, &out, ind, st)
+		             : MPI_Testsome(cn, c, &out, ind, st);
 	reqs_out(c, reqs, cn);
 	if (flag)
 		*flag = (wait || fl) ? 1 : 0;
@@ -276,20 +296,20 @@ static void f_waitany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *st
 	completion(ANY, true, n, reqs, index, NULL, NULL, st, ierr);
 }
 
-static void f_testany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *flag,
-                      MPI_Fint *st, MPI_Fint *ierr)
+static void f_testany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *st,
+                      MPI_Fint *ierr)
 {
 	completion(ANY, false, n, reqs, index, flag, NULL, st, ierr);
 }
 
-static void f_waitsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *indices,
-                       MPI_Fint *sts, MPI_Fint *ierr)
+static void f_waitsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *indices, MPI_Fint *sts,
+                       MPI_Fint *ierr)
 {
 	completion(SOME, true, n, reqs, out, NULL, indices, sts, ierr);
 }
 
-static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *indices,
-                       MPI_Fint *sts, MPI_Fint *ierr)
+static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *indices, MPI_Fint *sts,
+                       MPI_Fint *ierr)
 {
 	completion(SOME, false, n, reqs, out, NULL, indices, sts, ierr);
 }
@@ -299,8 +319,8 @@ static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *ind
 /* An open file closes the gate (file.c): the Fortran opens and closes must
  * reach the C wrappers too. The name loses its leading and trailing blanks,
  * as in Open MPI's own binding (ompi_fortran_string_f2c). */
-static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info,
-                        MPI_Fint *fh, MPI_Fint *ierr, int name_len)
+static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
+                        MPI_Fint *ierr, int name_len)
 {
 	char *c = pmpi_fortran_string(name, (size_t)name_len);
 	if (!c) {
