@@ -17,9 +17,10 @@
  *
  * Whether to offload is decided from what the process observes: sends the
  * application had to post itself because no idle core did it before its
- * next call (misses), or sends that cost less to post than to offload
- * (cheap), turn offload off for the next OFFLOAD_DIRECT_RUN sends, then it
- * tries again.
+ * next call (misses) turn offload off for the process for the next
+ * OFFLOAD_DIRECT_RUN sends; sends to one peer that cost less to post than
+ * to offload (cheap: shared memory) turn it off for that peer (struct
+ * peer); then it tries again.
  */
 #include "offload.h"
 #include "gate.h"
@@ -60,7 +61,19 @@ struct osend {
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct osend *head, **tail = &head; /* under queue_lock */
 _Atomic long offload_queued_n;             /* changed under queue_lock */
-static unsigned misses, cheap;             /* under queue_lock */
+static unsigned misses;                    /* under queue_lock */
+
+/* What posting to a peer (communicator, rank) costs, in a small table
+ * indexed by a hash of the pair; two pairs that share a slot share its
+ * verdict until one of them takes it over. A heuristic: relaxed atomics,
+ * written by the posters (under queue_lock), read by MPI_Isend. */
+#define PEER_SLOTS 256
+struct peer {
+	_Atomic uint64_t key;
+	_Atomic unsigned cheap;   /* consecutive cheap posts */
+	_Atomic long direct_left; /* sends to post directly before trying again */
+};
+static struct peer peers[PEER_SLOTS];
 
 /* G -> record, for the application's calls on G. */
 static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -82,6 +95,48 @@ static uint64_t key_of(MPI_Request r)
 	uint64_t k = 0;
 	memcpy(&k, &r, sizeof(r) < sizeof(k) ? sizeof(r) : sizeof(k));
 	return k;
+}
+
+static uint64_t peer_key(MPI_Comm comm, int dest)
+{
+	uint64_t c = 0;
+	memcpy(&c, &comm, sizeof(comm) < sizeof(c) ? sizeof(comm) : sizeof(c));
+	return (c * 0x9e3779b97f4a7c15ull) ^ (uint64_t)(unsigned)dest;
+}
+
+static struct peer *peer_of(uint64_t key) { return &peers[(key ^ (key >> 29)) % PEER_SLOTS]; }
+
+/* A post to the peer took ns (the engine's posts only: the application's
+ * are timed by nobody). */
+static void peer_posted(struct osend *o, uint64_t ns)
+{
+	uint64_t key = peer_key(o->comm, o->dest);
+	struct peer *p = peer_of(key);
+	if (atomic_load_explicit(&p->key, memory_order_relaxed) != key) {
+		atomic_store_explicit(&p->key, key, memory_order_relaxed);
+		atomic_store_explicit(&p->cheap, 0, memory_order_relaxed);
+		atomic_store_explicit(&p->direct_left, 0, memory_order_relaxed);
+	}
+	unsigned c = ns < OFFLOAD_CHEAP_NS
+	                     ? atomic_load_explicit(&p->cheap, memory_order_relaxed) + 1
+	                     : 0;
+	if (c >= OFFLOAD_CHEAP_LIMIT && enabled == 1) {
+		atomic_store_explicit(&p->direct_left, OFFLOAD_DIRECT_RUN, memory_order_relaxed);
+		c = 0;
+	}
+	atomic_store_explicit(&p->cheap, c, memory_order_relaxed);
+}
+
+/* Whether a send to the peer goes directly: the peer's posts are cheap. */
+static bool peer_direct(MPI_Comm comm, int dest)
+{
+	uint64_t key = peer_key(comm, dest);
+	struct peer *p = peer_of(key);
+	if (atomic_load_explicit(&p->key, memory_order_relaxed) != key ||
+	    atomic_load_explicit(&p->direct_left, memory_order_relaxed) <= 0)
+		return false;
+	atomic_fetch_sub_explicit(&p->direct_left, 1, memory_order_relaxed);
+	return true;
 }
 
 static struct osend *record_of(MPI_Request g)
@@ -165,7 +220,7 @@ static unsigned post_all(bool engine)
 		uint64_t t0 = engine ? sys_now_ns() : 0;
 		int rc = post(o), flag = 0;
 		if (engine) {
-			cheap = sys_now_ns() - t0 < OFFLOAD_CHEAP_NS ? cheap + 1 : 0;
+			peer_posted(o, sys_now_ns() - t0);
 			misses = 0;
 			atomic_fetch_add_explicit(&n_engine, 1, memory_order_relaxed);
 		} else {
@@ -185,8 +240,8 @@ static unsigned post_all(bool engine)
 			atomic_store_explicit(&o->state, OS_POSTED, memory_order_release);
 		}
 	}
-	if (enabled == 1 && (misses >= OFFLOAD_MISS_LIMIT || cheap >= OFFLOAD_CHEAP_LIMIT)) {
-		misses = cheap = 0;
+	if (enabled == 1 && misses >= OFFLOAD_MISS_LIMIT) {
+		misses = 0;
 		atomic_store_explicit(&direct_left, OFFLOAD_DIRECT_RUN, memory_order_relaxed);
 	}
 	return n;
@@ -285,6 +340,10 @@ bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, 
 		return false;
 	if (atomic_load_explicit(&direct_left, memory_order_relaxed) > 0) {
 		atomic_fetch_sub_explicit(&direct_left, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&n_direct, 1, memory_order_relaxed);
+		return false;
+	}
+	if (peer_direct(comm, dest)) {
 		atomic_fetch_add_explicit(&n_direct, 1, memory_order_relaxed);
 		return false;
 	}
