@@ -14,9 +14,12 @@
  *     t2
  *
  * Iterations run back to back (as a time step of an application would);
- * the receiver only receives. Every 64 iterations the two ranks
- * synchronise (a zero-byte reply), so that the receiver never lags far
- * behind. The table gives, per size, the medians over the timed
+ * the receiver only receives, in batches of 64 iterations, each ended by a
+ * zero-byte reply so that it never lags far behind. By default it posts the
+ * batch's receives and tests them with 20 us sleeps in between, so that a
+ * core is idle, as on a node where the application leaves one (--receiver
+ * quiet); --receiver busy makes it receive with MPI_Recv, which spins:
+ * every core is busy, and offload must not cost anything there. The table gives, per size, the medians over the timed
  * iterations of the isend call (t1 - t0) and of the step (t2 - t0), their
  * quartiles, and the step with t_w = 0 measured in the same run (the cost
  * of sending alone). The computation is a fixed amount of work calibrated
@@ -54,6 +57,7 @@ struct opts {
 	double compute_us;
 	long iters, warmup;
 	const char *net;
+	int quiet; /* the receiver sleeps between its tests */
 };
 
 static enum bm_arg offload_arg(void *prog, const char *a, const char *v)
@@ -73,6 +77,10 @@ static enum bm_arg offload_arg(void *prog, const char *a, const char *v)
 		o->net = v;
 		return *v && !strchr(v, ',') ? BM_ARG_VALUE : BM_ARG_BAD;
 	}
+	if (!strcmp(a, "--receiver")) {
+		o->quiet = !strcmp(v, "quiet");
+		return o->quiet || !strcmp(v, "busy") ? BM_ARG_VALUE : BM_ARG_BAD;
+	}
 	if (!strcmp(a, "--warmup"))
 		return bm_parse_int(v, 0, 100000000, &o->warmup) ? BM_ARG_BAD : BM_ARG_VALUE;
 	return BM_ARG_UNKNOWN;
@@ -80,15 +88,36 @@ static enum bm_arg offload_arg(void *prog, const char *a, const char *v)
 
 /* One loop of n iterations (the first `warmup` untimed) with `work`
  * bm_work iterations between post and wait; the sender fills isend[],
- * step[] and work_us[] with the timed ones. */
-static void run(const struct bm_ctx *c, char *buf, int size, long warmup, long n, uint64_t work,
-                double *isend, double *step, double *work_us)
+ * step[] and work_us[] with the timed ones. The receiver takes the
+ * messages of each batch of SYNC_EVERY iterations, then answers with a
+ * zero-byte message that ends the batch for the sender too. */
+static void run(const struct bm_ctx *c, const struct opts *o, char *buf, char *rbufs, int size,
+                uint64_t work, double *isend, double *step, double *work_us)
 {
 	const int peer = 1 - c->rank;
+	const long warmup = o->warmup, total = o->warmup + o->iters;
 	char ack = 0;
 	double sink = 0;
-	for (long i = 0; i < warmup + n; i++) {
-		if (c->rank == 0) {
+	MPI_Request rr[SYNC_EVERY];
+	for (long b = 0; b < total; b += SYNC_EVERY) {
+		long nb = total - b < SYNC_EVERY ? total - b : SYNC_EVERY;
+		if (c->rank == 1) {
+			if (o->quiet) {
+				for (long k = 0; k < nb; k++)
+					MPI_Irecv(rbufs + k * size, size, MPI_BYTE, peer, TAG,
+					          MPI_COMM_WORLD, &rr[k]);
+				const struct timespec pause = { 0, 20000 };
+				for (int flag = 0; !flag; nanosleep(&pause, NULL))
+					MPI_Testall((int)nb, rr, &flag, MPI_STATUSES_IGNORE);
+			} else {
+				for (long k = 0; k < nb; k++)
+					MPI_Recv(buf, size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD,
+					         MPI_STATUS_IGNORE);
+			}
+			MPI_Send(&ack, 0, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD);
+			continue;
+		}
+		for (long i = b; i < b + nb; i++) {
 			MPI_Request r;
 			double t0 = bm_now_us();
 			MPI_Isend(buf, size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &r);
@@ -103,16 +132,8 @@ static void run(const struct bm_ctx *c, char *buf, int size, long warmup, long n
 				step[i - warmup] = t3 - t0;
 				work_us[i - warmup] = t2 - t1;
 			}
-		} else {
-			MPI_Recv(buf, size, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		}
-		if (i % SYNC_EVERY == SYNC_EVERY - 1) {
-			if (c->rank == 0)
-				MPI_Recv(&ack, 0, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD,
-				         MPI_STATUS_IGNORE);
-			else
-				MPI_Send(&ack, 0, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD);
-		}
+		MPI_Recv(&ack, 0, MPI_BYTE, peer, TAG + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	}
 	if (sink == 42.4242)
 		printf("#\n"); /* keeps the work */
@@ -126,6 +147,7 @@ int main(int argc, char **argv)
 	o.compute_us = 20;
 	o.warmup = 200;
 	o.net = "default";
+	o.quiet = 1;
 	char err[256] = "";
 	int prc = bm_opts_parse(&o.c, argc, argv, offload_arg, &o, err, sizeof err);
 	if (!o.nsizes) {
@@ -147,10 +169,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.nsizes; i++)
 		maxsize = o.sizes[i] > maxsize ? o.sizes[i] : maxsize;
 	char *buf = malloc((size_t)maxsize);
+	char *rbufs = malloc((size_t)maxsize * SYNC_EVERY);
 	double *isend = malloc((size_t)o.iters * sizeof(double));
 	double *step = malloc((size_t)o.iters * sizeof(double));
 	double *work = malloc((size_t)o.iters * sizeof(double));
-	if (!buf || !isend || !step || !work)
+	if (!buf || !rbufs || !isend || !step || !work)
 		bm_die(&c, "out of memory");
 	memset(buf, 1, (size_t)maxsize);
 	uint64_t work_iters = (uint64_t)(o.compute_us * c.rate0);
@@ -162,11 +185,12 @@ int main(int argc, char **argv)
 	         "iterations per size, back to back",
 	         o.compute_us, o.iters);
 	static const struct bm_col cols[] = {
-		{ "net", BM_COL_STR, 8, NULL },         { "size", BM_COL_INT, 8, NULL },
-		{ "isend_us", BM_COL_F2, 0, NULL },     { "isend_p75", BM_COL_F2, 0, NULL },
-		{ "step_us", BM_COL_F2, 0, NULL },      { "step_p25", BM_COL_F2, 0, NULL },
-		{ "step_p75", BM_COL_F2, 0, NULL },     { "work_us", BM_COL_F2, 0, NULL },
-		{ "comm_step_us", BM_COL_F2, 0, NULL }, { "comm_isend_us", BM_COL_F2, 0, NULL },
+		{ "net", BM_COL_STR, 8, NULL },          { "receiver", BM_COL_STR, 8, NULL },
+		{ "size", BM_COL_INT, 8, NULL },         { "isend_us", BM_COL_F2, 0, NULL },
+		{ "isend_p75", BM_COL_F2, 0, NULL },     { "step_us", BM_COL_F2, 0, NULL },
+		{ "step_p25", BM_COL_F2, 0, NULL },      { "step_p75", BM_COL_F2, 0, NULL },
+		{ "work_us", BM_COL_F2, 0, NULL },       { "comm_step_us", BM_COL_F2, 0, NULL },
+		{ "comm_isend_us", BM_COL_F2, 0, NULL },
 	};
 	struct bm_table t;
 	bm_table_begin(&t, &c, cols, (int)(sizeof cols / sizeof cols[0]));
@@ -174,25 +198,27 @@ int main(int argc, char **argv)
 		int s = (int)o.sizes[si];
 		MPI_Barrier(MPI_COMM_WORLD);
 		/* t_w = 0 first: the cost of sending alone. */
-		run(&c, buf, s, o.warmup, o.iters, 0, isend, step, work);
+		run(&c, &o, buf, rbufs, s, 0, isend, step, work);
 		struct bm_stats ci, cs;
 		if (c.rank == 0) {
 			bm_stats(isend, o.iters, &ci);
 			bm_stats(step, o.iters, &cs);
 		}
 		MPI_Barrier(MPI_COMM_WORLD);
-		run(&c, buf, s, o.warmup, o.iters, work_iters, isend, step, work);
+		run(&c, &o, buf, rbufs, s, work_iters, isend, step, work);
 		if (c.rank == 0) {
 			struct bm_stats si_, ss, sw;
 			bm_stats(isend, o.iters, &si_);
 			bm_stats(step, o.iters, &ss);
 			bm_stats(work, o.iters, &sw);
-			bm_table_row(&t, o.net, (long)s, si_.median, si_.p75, ss.median, ss.p25,
-			             ss.p75, sw.median, cs.median, ci.median);
+			bm_table_row(&t, o.net, o.quiet ? "quiet" : "busy", (long)s, si_.median,
+			             si_.p75, ss.median, ss.p25, ss.p75, sw.median, cs.median,
+			             ci.median);
 		}
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	free(buf);
+	free(rbufs);
 	free(isend);
 	free(step);
 	free(work);
