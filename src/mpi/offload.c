@@ -25,6 +25,7 @@
 #include "offload.h"
 #include "gate.h"
 #include "reqtab.h"
+#include "starve.h"
 #include "sys.h"
 
 #include <pthread.h>
@@ -249,7 +250,12 @@ static unsigned post_all(bool engine)
 
 void offload_flush_slow(void)
 {
-	pthread_mutex_lock(&queue_lock);
+	/* The lock may be held by the engine's poster: at SCHED_IDLE, it may
+	 * have lost its CPU to this very thread; raise it for its call. */
+	if (pthread_mutex_trylock(&queue_lock) != 0) {
+		starve_relieve();
+		pthread_mutex_lock(&queue_lock);
+	}
 	post_all(false);
 	pthread_mutex_unlock(&queue_lock);
 }
@@ -266,7 +272,11 @@ static unsigned offload_fn(void *arg)
 	 * file calls must not run beside another thread's MPI calls. */
 	if (atomic_load(&offload_queued_n) && gate_enter()) {
 		if (pthread_mutex_trylock(&queue_lock) == 0) {
+			/* Marked as a call at SCHED_IDLE that a waiting
+			 * application thread raises (starve.h). */
+			struct poker *me = starve_begin();
 			work = post_all(true);
+			starve_end(me);
 			pthread_mutex_unlock(&queue_lock);
 		}
 		gate_leave();
