@@ -7,7 +7,9 @@
  *   abort     a second thread calls MPI_Abort(code 3) while the main thread
  *             waits in MPI_Recv: the job ends, non-zero;
  *   finalize  both ranks finalize with a matched 1 MiB transfer posted and
- *             never waited for: the job ends, zero.
+ *             never waited for: the job ends, zero;
+ *   finalize_eager  the same with 16 matched 64-byte transfers (sends that
+ *             submission offload defers).
  */
 #include "mpitest.h"
 
@@ -58,8 +60,19 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		free(buf);
 		return 0;
+	} else if (!strcmp(mode, "finalize_eager")) {
+		MPI_Request r[16];
+		for (int i = 0; i < 16; i++)
+			if (rank == 0)
+				MPI_Isend(buf + 64 * i, 64, MPI_CHAR, 1, i, MPI_COMM_WORLD, &r[i]);
+			else
+				MPI_Irecv(buf + 64 * i, 64, MPI_CHAR, 0, i, MPI_COMM_WORLD, &r[i]);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Finalize();
+		free(buf);
+		return 0;
 	}
-	fprintf(stderr, "usage: test_faults kill|abort|finalize\n");
+	fprintf(stderr, "usage: test_faults kill|abort|finalize|finalize_eager\n");
 	MPI_Abort(MPI_COMM_WORLD, 2);
 	return 2;
 }
