@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bench_offload: the small-message case of PM2-2008 (Figs. 4-6) and paper
- * 001 (section 3.2), seen from the sender: what an MPI_Isend call costs
+ * bench_offload: the small-message case of PM2-2008 (Figs. 4-6, section
+ * 3.2), seen from the sender: what an MPI_Isend call costs
  * the application, and what the whole step costs, when it computes between
  * the post and the wait.
  *
