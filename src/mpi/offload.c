@@ -17,8 +17,8 @@
  *
  * Whether to offload is decided from what the process observes: sends the
  * application had to post itself because no idle core did it before its
- * next call (misses) turn offload off for the process for the next
- * OFFLOAD_DIRECT_RUN sends; sends to one peer that cost less to post than
+ * next call (misses) turn offload off for the process for a run of sends
+ * (OFFLOAD_MISS_RUN_*); sends to one peer that cost less to post than
  * to offload (cheap: shared memory) turn it off for that peer (struct
  * peer); then it tries again.
  */
@@ -42,6 +42,11 @@ enum { OS_QUEUED, OS_POSTED, OS_DONE };
 #define OFFLOAD_CHEAP_LIMIT 64
 #define OFFLOAD_CHEAP_NS 1000
 #define OFFLOAD_DIRECT_RUN 4096
+/* After misses, the run of direct sends starts short, so that a phase
+ * without computation (sends waited for at once) does not keep offload off
+ * through the next phase, and doubles while every retry misses too. */
+#define OFFLOAD_MISS_RUN_MIN 256
+#define OFFLOAD_MISS_RUN_MAX 8192
 
 struct osend {
 	MPI_Request g; /* the application's handle */
@@ -60,9 +65,10 @@ struct osend {
 
 /* The queue, in call order. */
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct osend *head, **tail = &head; /* under queue_lock */
-_Atomic long offload_queued_n;             /* changed under queue_lock */
-static unsigned misses;                    /* under queue_lock */
+static struct osend *head, **tail = &head;   /* under queue_lock */
+_Atomic long offload_queued_n;               /* changed under queue_lock */
+static unsigned misses;                      /* under queue_lock */
+static long miss_run = OFFLOAD_MISS_RUN_MIN; /* under queue_lock */
 
 /* What posting to a peer (communicator, rank) costs, in a small table
  * indexed by a hash of the pair; two pairs that share a slot share its
@@ -223,6 +229,7 @@ static unsigned post_all(bool engine)
 		if (engine) {
 			peer_posted(o, sys_now_ns() - t0);
 			misses = 0;
+			miss_run = OFFLOAD_MISS_RUN_MIN;
 			atomic_fetch_add_explicit(&n_engine, 1, memory_order_relaxed);
 		} else {
 			misses++;
@@ -243,7 +250,9 @@ static unsigned post_all(bool engine)
 	}
 	if (enabled == 1 && misses >= OFFLOAD_MISS_LIMIT) {
 		misses = 0;
-		atomic_store_explicit(&direct_left, OFFLOAD_DIRECT_RUN, memory_order_relaxed);
+		atomic_store_explicit(&direct_left, miss_run, memory_order_relaxed);
+		if (miss_run < OFFLOAD_MISS_RUN_MAX)
+			miss_run *= 2;
 	}
 	return n;
 }
