@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI layer's shared ground (base.h). */
 #include "base.h"
+#include "sys.h"
 
 #include <piano/settings.h>
 
@@ -51,4 +52,15 @@ char *pmpi_fortran_string(const char *f, size_t len)
 		c[len] = '\0';
 	}
 	return c;
+}
+
+bool pmpi_linger(uint64_t *since)
+{
+	uint64_t now = sys_now_ns();
+	if (!*since)
+		*since = now;
+	if (now - *since < pmpi_g.linger_ns)
+		return true;
+	*since = 0;
+	return false;
 }

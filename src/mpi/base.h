@@ -97,6 +97,13 @@ _Noreturn void pmpi_die(void);
  * cannot say. MPI_Count: the large-count calls (_c) pass theirs as it is. */
 int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes);
 
+/* Whether a task of the layer that found no work left stays a little
+ * longer (PIANO_MPI_LINGER_US from the first such call, *since holding its
+ * time, 0 when not lingering): resubmitting a task wakes the engine's
+ * parked threads, which a pattern of short bursts would pay at every burst.
+ * Resets *since when the time is up. */
+bool pmpi_linger(uint64_t *since);
+
 /* A Fortran string argument of len characters as a C string, leading and
  * trailing blanks dropped as both MPIs do; NULL when out of memory. The
  * caller frees it. */

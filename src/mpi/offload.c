@@ -295,10 +295,7 @@ static unsigned offload_fn(void *arg)
 			idle_since = 0;
 			return work;
 		}
-		uint64_t now = sys_now_ns();
-		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < pmpi_g.linger_ns)
+		if (pmpi_linger(&idle_since))
 			return work;
 	}
 	idle_since = 0;

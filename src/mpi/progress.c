@@ -74,13 +74,7 @@ static unsigned progress_fn(void *arg)
 			idle_since = 0;
 			return work;
 		}
-		/* Linger a little before stopping: resubmitting the task wakes
-		 * the engine's parked threads, which a communication pattern of
-		 * short bursts would otherwise pay for at every burst. */
-		uint64_t now = sys_now_ns();
-		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < pmpi_g.linger_ns)
+		if (pmpi_linger(&idle_since))
 			return work;
 	}
 	idle_since = 0;
