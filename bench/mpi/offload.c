@@ -15,11 +15,12 @@
  *
  * Iterations run back to back (as a time step of an application would);
  * the receiver only receives, in batches of 64 iterations, each ended by a
- * zero-byte reply so that it never lags far behind. By default it posts the
- * batch's receives and tests them with 20 us sleeps in between, so that a
- * core is idle, as on a node where the application leaves one (--receiver
- * quiet); --receiver busy makes it receive with MPI_Recv, which spins:
- * every core is busy, and offload must not cost anything there. The table gives, per size, the medians over the timed
+ * zero-byte reply so that it never lags far behind. By default it posts
+ * the batch's receives and tests them with 20 us sleeps (--sleep-us) in
+ * between, so that a core is idle, as on a node where the application
+ * leaves one (--receiver quiet); --receiver busy makes it receive with
+ * MPI_Recv, which spins: every core is busy, and offload must not cost
+ * anything there. The table gives, per size, the medians over the timed
  * iterations of the isend call (t1 - t0) and of the step (t2 - t0), their
  * quartiles, and the step with t_w = 0 measured in the same run (the cost
  * of sending alone). The computation is a fixed amount of work calibrated
@@ -57,7 +58,8 @@ struct opts {
 	double compute_us;
 	long iters, warmup;
 	const char *net;
-	int quiet; /* the receiver sleeps between its tests */
+	int quiet;     /* the receiver sleeps between its tests */
+	long sleep_us; /* that long */
 };
 
 static enum bm_arg offload_arg(void *prog, const char *a, const char *v)
@@ -81,6 +83,8 @@ static enum bm_arg offload_arg(void *prog, const char *a, const char *v)
 		o->quiet = !strcmp(v, "quiet");
 		return o->quiet || !strcmp(v, "busy") ? BM_ARG_VALUE : BM_ARG_BAD;
 	}
+	if (!strcmp(a, "--sleep-us"))
+		return bm_parse_int(v, 1, 1000000, &o->sleep_us) ? BM_ARG_BAD : BM_ARG_VALUE;
 	if (!strcmp(a, "--warmup"))
 		return bm_parse_int(v, 0, 100000000, &o->warmup) ? BM_ARG_BAD : BM_ARG_VALUE;
 	return BM_ARG_UNKNOWN;
@@ -106,7 +110,8 @@ static void run(const struct bm_ctx *c, const struct opts *o, char *buf, char *r
 				for (long k = 0; k < nb; k++)
 					MPI_Irecv(rbufs + k * size, size, MPI_BYTE, peer, TAG,
 					          MPI_COMM_WORLD, &rr[k]);
-				const struct timespec pause = { 0, 20000 };
+				const struct timespec pause = { o->sleep_us / 1000000,
+					                        (o->sleep_us % 1000000) * 1000 };
 				for (int flag = 0; !flag; nanosleep(&pause, NULL))
 					MPI_Testall((int)nb, rr, &flag, MPI_STATUSES_IGNORE);
 			} else {
@@ -148,6 +153,7 @@ int main(int argc, char **argv)
 	o.warmup = 200;
 	o.net = "default";
 	o.quiet = 1;
+	o.sleep_us = 20;
 	char err[256] = "";
 	int prc = bm_opts_parse(&o.c, argc, argv, offload_arg, &o, err, sizeof err);
 	if (!o.nsizes) {
