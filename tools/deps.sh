@@ -17,6 +17,7 @@ PIANO_DEPS=(
 	openmpi-bin libopenmpi-dev python3-mpi4py
 	mpich libmpich-dev
 	gfortran
+	libdw-dev
 	iproute2
 	gdb
 	gnuplot-nox

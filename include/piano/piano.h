@@ -8,12 +8,13 @@
  * thread, blocking helpers) until they declare themselves complete.
  *
  * Conventions: every call returns 0 or a negative PIANO_E* code (see
- * piano_strerror()), except nine that return a value: piano_poll() and
+ * piano_strerror()), except ten that return a value: piano_poll() and
  * piano_poll_all() (the work done, >= 0, or a negative code),
  * piano_ltask_state() (a state, >= 0, or PIANO_EINVAL), piano_initialized()
  * (1 or 0), piano_cond_get() (the status bits), piano_strerror(),
  * piano_ltask_name() and piano_point_name() (strings; the last two NULL on a
- * bad argument) and piano_ltask_current() (a task or NULL). Output
+ * bad argument), piano_ltask_current() (a task or NULL) and
+ * piano_point_current() (a polling point, or -1). Output
  * arguments are written only on success; no call aborts the process.
  */
 #ifndef PIANO_PIANO_H
@@ -319,6 +320,10 @@ struct piano_stats {
 /* Counters of one polling point, summed over threads. */
 PIANO_API int piano_stats_get(int point, struct piano_stats *out);
 PIANO_API const char *piano_point_name(int point);
+/* The polling point (enum piano_point) whose round runs the ltask callback
+ * that calls this, or -1 outside a callback: lets a task tell which kind
+ * of thread gave it its turn. */
+PIANO_API int piano_point_current(void);
 /* Prints the statistics table to stderr. */
 PIANO_API int piano_stats_print(void);
 

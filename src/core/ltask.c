@@ -25,6 +25,8 @@
 #include <string.h>
 
 _Thread_local struct piano_ltask *ltask_current_tls;
+/* The polling point of the round that runs ltask_current_tls (-1: none). */
+static _Thread_local int ltask_point_tls = -1;
 
 static bool in_flight(const struct piano_ltask *t)
 {
@@ -84,9 +86,12 @@ unsigned ltask_run(struct poller *p, struct piano_ltask *t)
 		return (1u << 1) | 1u;
 	}
 	struct piano_ltask *saved = ltask_current_tls;
+	int saved_point = ltask_point_tls;
 	ltask_current_tls = t;
+	ltask_point_tls = p->point;
 	unsigned w = t->fn(t->arg);
 	ltask_current_tls = saved;
+	ltask_point_tls = saved_point;
 	stats_add(p->st, p->point, STAT_RUN, 1);
 	if (w > (UINT32_MAX >> 2))
 		w = UINT32_MAX >> 2;
@@ -303,6 +308,8 @@ PIANO_API int piano_ltask_state(const piano_ltask_t *t)
 }
 
 PIANO_API piano_ltask_t *piano_ltask_current(void) { return ltask_current_tls; }
+
+PIANO_API int piano_point_current(void) { return ltask_point_tls; }
 
 PIANO_API int piano_ltask_destroy(piano_ltask_t *t)
 {

@@ -12,6 +12,7 @@
 #include "offload.h"
 #include "preload.h"
 #include "progress.h"
+#include "report_out.h"
 #include "settings.h"
 #include "track.h"
 #include "sys.h"
@@ -348,6 +349,7 @@ static void setup(int real)
 	}
 	blocking_setup();
 	file_helper_check();
+	report_open(); /* without a report when it cannot, as it said */
 	pmpi_g.ready = 1;
 	atomic_store(&ready_flag, 1);
 }
@@ -490,6 +492,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		watch_shutdown();
 		progress_shutdown();
 		coll_shadow_reap();
+		report_finish();
 		if (pmpi_g.stats)
 			print_stats();
 		piano_finalize();

@@ -16,18 +16,39 @@
 #include "init.h"
 #include "offload.h"
 #include "progress.h"
+#include "report.h"
 #include "track.h"
 #include "waitop.h"
 
-static int track_new(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, bool persistent)
+enum post_mode { POST_ACTIVE, POST_PERSISTENT, POST_OFFLOADED };
+
+/*
+ * After a call that made a request: recorded for the overlap report
+ * (report.h), and tracked when the message may need the peer's cooperation
+ * (larger than the eager limit; a persistent one when started). A request
+ * of a send queued for offload is piano's own, never tracked. `site` is the
+ * application's call site (REPORT_SITE() in the exported function).
+ */
+static int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, enum post_mode mode,
+                  int kind, const void *site)
 {
-	if (rc != MPI_SUCCESS || !pmpi_g.threaded)
+	if (rc != MPI_SUCCESS || ((!pmpi_g.threaded || mode == POST_OFFLOADED) && !report_on))
 		return rc;
-	long bytes;
-	if (pmpi_type_bytes(count, dt, &bytes) == 0 && bytes <= pmpi_g.eager_limit) {
+	long bytes = -1;
+	bool eager = pmpi_type_bytes(count, dt, &bytes) == 0 && bytes <= pmpi_g.eager_limit;
+	if (report_on) {
+		if (mode == POST_PERSISTENT)
+			report_init_(kind, bytes, eager, *req, site);
+		else
+			report_post_(kind, bytes, eager, *req, site);
+	}
+	if (!pmpi_g.threaded || mode == POST_OFFLOADED)
+		return rc;
+	if (eager) {
 		atomic_fetch_add_explicit(&pmpi_g.bypassed, 1, memory_order_relaxed);
 		return rc;
 	}
+	bool persistent = mode == POST_PERSISTENT;
 	if (track_add(*req, persistent, !persistent))
 		progress_kick();
 	return rc;
@@ -43,46 +64,51 @@ static int track_new(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
 #define MRECV_ARGS(C) void *buf, C count, MPI_Datatype dt, MPI_Message *msg
 #define MRECV_NAMES() buf, count, dt, msg
 
-/* A call that creates a request: tracked as track_new decides. A send
- * goes behind the sends queued for offload (offload_flush, offload.h);
- * receives and the persistent inits send nothing and wait for nothing. */
-#define STARTS(sfx, C, name, ARGS, NAMES, persistent, flush)                                  \
-	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                            \
-	{                                                                                     \
-		pmpi_ensure();                                                                \
-		if (flush)                                                                    \
-			offload_flush();                                                      \
-		return track_new(PMPI_##name##sfx(NAMES(), req), count, dt, req, persistent); \
+/* A call that creates a request: recorded and tracked as posted() decides.
+ * A send goes behind the sends queued for offload (offload_flush,
+ * offload.h); receives and the persistent inits send nothing and wait for
+ * nothing. */
+#define STARTS(sfx, C, name, ARGS, NAMES, mode, flush, kind)                                \
+	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                          \
+	{                                                                                   \
+		pmpi_ensure();                                                              \
+		if (flush)                                                                  \
+			offload_flush();                                                    \
+		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind,   \
+		              REPORT_SITE());                                               \
 	}
 
 /* MPI_Isend: deferred when offload takes it. */
-#define ISEND(sfx, C, unused)                                                              \
-	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                     \
-	{                                                                                  \
-		pmpi_ensure();                                                             \
-		if (offload_isend(SEND_NAMES(), sizeof(C) > sizeof(int), req))             \
-			return MPI_SUCCESS;                                                \
-		offload_flush();                                                           \
-		return track_new(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, false); \
+#define ISEND(sfx, C, unused)                                                                 \
+	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                        \
+	{                                                                                     \
+		pmpi_ensure();                                                                \
+		if (offload_isend(SEND_NAMES(), sizeof(C) > sizeof(int), req))                \
+			return posted(MPI_SUCCESS, count, dt, req, POST_OFFLOADED, REPORT_ISEND, \
+			              REPORT_SITE());                                         \
+		offload_flush();                                                              \
+		return posted(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, POST_ACTIVE,  \
+		              REPORT_ISEND, REPORT_SITE());                                   \
 	}
 
 BOTH_FORMS(ISEND, -)
-BOTH_FORMS(STARTS, Ibsend, SEND_ARGS, SEND_NAMES, false, true)
-BOTH_FORMS(STARTS, Issend, SEND_ARGS, SEND_NAMES, false, true)
-BOTH_FORMS(STARTS, Irsend, SEND_ARGS, SEND_NAMES, false, true)
-BOTH_FORMS(STARTS, Irecv, RECV_ARGS, RECV_NAMES, false, false)
-BOTH_FORMS(STARTS, Imrecv, MRECV_ARGS, MRECV_NAMES, false, false)
-BOTH_FORMS(STARTS, Send_init, SEND_ARGS, SEND_NAMES, true, false)
-BOTH_FORMS(STARTS, Bsend_init, SEND_ARGS, SEND_NAMES, true, false)
-BOTH_FORMS(STARTS, Ssend_init, SEND_ARGS, SEND_NAMES, true, false)
-BOTH_FORMS(STARTS, Rsend_init, SEND_ARGS, SEND_NAMES, true, false)
-BOTH_FORMS(STARTS, Recv_init, RECV_ARGS, RECV_NAMES, true, false)
+BOTH_FORMS(STARTS, Ibsend, SEND_ARGS, SEND_NAMES, POST_ACTIVE, true, REPORT_IBSEND)
+BOTH_FORMS(STARTS, Issend, SEND_ARGS, SEND_NAMES, POST_ACTIVE, true, REPORT_ISSEND)
+BOTH_FORMS(STARTS, Irsend, SEND_ARGS, SEND_NAMES, POST_ACTIVE, true, REPORT_IRSEND)
+BOTH_FORMS(STARTS, Irecv, RECV_ARGS, RECV_NAMES, POST_ACTIVE, false, REPORT_IRECV)
+BOTH_FORMS(STARTS, Imrecv, MRECV_ARGS, MRECV_NAMES, POST_ACTIVE, false, REPORT_IMRECV)
+BOTH_FORMS(STARTS, Send_init, SEND_ARGS, SEND_NAMES, POST_PERSISTENT, false, REPORT_SEND_INIT)
+BOTH_FORMS(STARTS, Bsend_init, SEND_ARGS, SEND_NAMES, POST_PERSISTENT, false, REPORT_BSEND_INIT)
+BOTH_FORMS(STARTS, Ssend_init, SEND_ARGS, SEND_NAMES, POST_PERSISTENT, false, REPORT_SSEND_INIT)
+BOTH_FORMS(STARTS, Rsend_init, SEND_ARGS, SEND_NAMES, POST_PERSISTENT, false, REPORT_RSEND_INIT)
+BOTH_FORMS(STARTS, Recv_init, RECV_ARGS, RECV_NAMES, POST_PERSISTENT, false, REPORT_RECV_INIT)
 
 PMPI_EXPORT int MPI_Start(MPI_Request *req)
 {
 	pmpi_ensure();
 	offload_flush();
 	int rc = PMPI_Start(req);
+	report_start(rc, req, 1);
 	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_start(*req))
 		progress_kick();
 	return rc;
@@ -93,6 +119,7 @@ PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
 	pmpi_ensure();
 	offload_flush();
 	int rc = PMPI_Startall(n, reqs);
+	report_start(rc, reqs, n);
 	if (rc != MPI_SUCCESS || !pmpi_g.threaded)
 		return rc;
 	bool kick = false;

@@ -13,6 +13,7 @@
 #include "busy.h"
 #include "gate.h"
 #include "graph_list.h"
+#include "report.h"
 #include "sys.h"
 #include "track.h"
 #include "waiters.h"
@@ -70,6 +71,7 @@ static unsigned progress_fn(void *arg)
 		 * waiters' requests does; without waiters, a probe does so
 		 * without receiving anything. */
 		work = timed_progress();
+		report_round();
 		if (has_work()) {
 			idle_since = 0;
 			return work;

@@ -160,6 +160,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	{ "PIANO_MPI_FILE_CHUNK", PIANO_SETTING_INT, "4194304", 4096, 1073741824L, NULL, NULL, NULL,
 	  "Bytes a non-blocking file transfer moves per call (whole elements): the "
 	  "application's own file calls wait at most one such call." },
+	{ "PIANO_REPORT", PIANO_SETTING_TEXT, "", 0, 0, NULL, "empty, or a file path", NULL,
+	  "Writes the overlap report (docs/report.md) at `MPI_Finalize`: per call site of the "
+	  "application and kind of operation, how much of its non-blocking operations' time was "
+	  "hidden behind computation, how long the completion calls blocked, who completed "
+	  "them, and diagnoses; rank 0 writes the text table to this path and the same numbers "
+	  "as JSON to the path with `.json` appended (`tools/piano-report` reads it). Recorded "
+	  "with or without background progress. Must be the same on every rank. Empty: nothing "
+	  "is recorded." },
 	{ "PIANO_MPI_LIBDIR", PIANO_SETTING_TEXT, "", 0, 0, NULL, "empty, or a directory", NULL,
 	  "Read by `piano-run` only: the directory it takes `libpiano-mpi-<mpi>.so` from. "
 	  "Empty: the directory the build or the installation put them in." },

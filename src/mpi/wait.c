@@ -11,6 +11,7 @@
 #include "graph_list.h"
 #include "init.h"
 #include "offload.h"
+#include "report.h"
 #include "track.h"
 #include "waitop.h"
 
@@ -248,9 +249,12 @@ PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, req, 1, true);
 	struct offload_swap sw;
 	int rc = wait_one(offload_swap(req, 1, &sw), status);
 	offload_unswap(&sw, req);
+	report_end(&rep, rc, req, NULL, 1);
 	return rc;
 }
 
@@ -258,9 +262,12 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, reqs, n, true);
 	struct offload_swap sw;
 	int rc = wait_all(n, offload_swap(reqs, n, &sw), statuses);
 	offload_unswap(&sw, reqs);
+	report_end(&rep, rc, reqs, NULL, n);
 	return rc;
 }
 
@@ -268,9 +275,12 @@ PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *s
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, reqs, n, true);
 	struct offload_swap sw;
 	int rc = wait_any(n, offload_swap(reqs, n, &sw), index, status);
 	offload_unswap(&sw, reqs);
+	report_end(&rep, rc, reqs, index, ok_count(rc, *index != MPI_UNDEFINED));
 	return rc;
 }
 
@@ -279,9 +289,12 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, reqs, n, true);
 	struct offload_swap sw;
 	int rc = wait_some(n, offload_swap(reqs, n, &sw), outcount, indices, statuses);
 	offload_unswap(&sw, reqs);
+	report_end(&rep, rc, reqs, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount));
 	return rc;
 }
 
@@ -289,9 +302,12 @@ PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, req, 1, false);
 	struct offload_swap sw;
 	int rc = test_one(offload_swap(req, 1, &sw), flag, status);
 	offload_unswap(&sw, req);
+	report_end(&rep, rc, req, NULL, ok_count(rc, *flag != 0));
 	return rc;
 }
 
@@ -299,9 +315,12 @@ PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sta
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, reqs, n, false);
 	struct offload_swap sw;
 	int rc = test_all(n, offload_swap(reqs, n, &sw), flag, statuses);
 	offload_unswap(&sw, reqs);
+	report_end(&rep, rc, reqs, NULL, ok_count(rc, *flag ? n : 0));
 	return rc;
 }
 
@@ -309,9 +328,12 @@ PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MP
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, reqs, n, false);
 	struct offload_swap sw;
 	int rc = test_any(n, offload_swap(reqs, n, &sw), index, flag, status);
 	offload_unswap(&sw, reqs);
+	report_end(&rep, rc, reqs, index, ok_count(rc, *flag && *index != MPI_UNDEFINED));
 	return rc;
 }
 
@@ -320,9 +342,12 @@ PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indic
 {
 	pmpi_ensure();
 	offload_flush();
+	struct report_call rep;
+	report_begin(&rep, reqs, n, false);
 	struct offload_swap sw;
 	int rc = test_some(n, offload_swap(reqs, n, &sw), outcount, indices, statuses);
 	offload_unswap(&sw, reqs);
+	report_end(&rep, rc, reqs, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount));
 	return rc;
 }
 
@@ -330,6 +355,8 @@ PMPI_EXPORT int MPI_Request_free(MPI_Request *req)
 {
 	pmpi_ensure();
 	int rc;
+	if (req)
+		report_free(*req);
 	if (req && offload_free(req, &rc))
 		return rc;
 	if (req && *req != MPI_REQUEST_NULL &&

@@ -29,6 +29,7 @@
 #include "watch.h"
 #include "base.h"
 #include "gate.h"
+#include "report.h"
 #include "sys.h"
 #include "waiters.h"
 
@@ -210,6 +211,7 @@ static unsigned watch_fn(void *arg)
 		return 0;
 	}
 	gate_poke();
+	report_round();
 	ignore_undrained();
 	return 0;
 }

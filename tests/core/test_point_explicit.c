@@ -3,7 +3,8 @@
  * core.point_explicit — no-thread mode (PIANO_PROGRESSION=0): the engine
  * starts no thread, submitted tasks stay QUEUED until the application polls,
  * and piano_poll() / piano_ltask_wait() run them; the work is counted under
- * the EXPLICIT polling point only.
+ * the EXPLICIT polling point only, which piano_point_current() names in
+ * the callbacks.
  */
 #include "common.h"
 
@@ -14,6 +15,9 @@ static atomic_int runs[NT + 1];
 static unsigned cb(void *arg)
 {
 	atomic_fetch_add((atomic_int *)arg, 1);
+	CHECK(piano_point_current() == PIANO_POINT_EXPLICIT,
+	      "piano_point_current() in the callback is %d, expected EXPLICIT (%d)",
+	      piano_point_current(), PIANO_POINT_EXPLICIT);
 	return 1;
 }
 

@@ -4,7 +4,8 @@
  * and the blocking helpers off and one idle thread (PIANO_IDLE_LEVEL=machine),
  * a repeat task that completes itself after 1000 runs finishes while the
  * submitting thread only sleeps (it never polls); all runs are counted under
- * the IDLE point, none under EXPLICIT.
+ * the IDLE point, none under EXPLICIT, and piano_point_current() in the
+ * callback says IDLE.
  */
 #include "common.h"
 
@@ -16,6 +17,9 @@ static unsigned cb(void *arg)
 {
 	(void)arg;
 	int n = atomic_fetch_add(&runs, 1) + 1;
+	CHECK(piano_point_current() == PIANO_POINT_IDLE,
+	      "piano_point_current() in the callback is %d, expected IDLE (%d)",
+	      piano_point_current(), PIANO_POINT_IDLE);
 	CHECK(n <= NRUNS, "task ran %d times after completing itself at %d", n, NRUNS);
 	if (n == NRUNS)
 		CHECK_OK(piano_ltask_complete(piano_ltask_current()));

@@ -4,7 +4,8 @@
  * busy: no idle threads, no blocking helpers, PIANO_TIMER_PERIOD_US=1000, one
  * busy-looping thread (no piano calls) per CPU; a repeat task that completes
  * itself after 20 runs finishes while the submitting thread only sleeps; the
- * runs are counted under TIMER only.
+ * runs are counted under TIMER only, and piano_point_current() in the
+ * callback says TIMER (-1 outside any callback).
  */
 #include "common.h"
 
@@ -16,6 +17,9 @@ static unsigned cb(void *arg)
 {
 	(void)arg;
 	int n = atomic_fetch_add(&runs, 1) + 1;
+	CHECK(piano_point_current() == PIANO_POINT_TIMER,
+	      "piano_point_current() in the callback is %d, expected TIMER (%d)",
+	      piano_point_current(), PIANO_POINT_TIMER);
 	CHECK(n <= NRUNS, "task ran %d times after completing itself at %d", n, NRUNS);
 	if (n == NRUNS)
 		CHECK_OK(piano_ltask_complete(piano_ltask_current()));
@@ -41,6 +45,7 @@ int main(void)
 	int ncpu = test_ncpus();
 	test_spinners_start(&spin, ncpu);
 
+	CHECK_EQ(piano_point_current(), -1);
 	CHECK_OK(piano_ltask_create(cb, NULL, PIANO_LTASK_REPEAT, &t));
 	CHECK_OK(piano_ltask_submit(t));
 	test_phase("sleeping until the timer thread completes the task");
