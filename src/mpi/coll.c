@@ -87,23 +87,37 @@ static bool blocks_ok(MPI_Comm comm, const struct coll_blocks *b)
 	return true;
 }
 
-static int iallgather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, const void *site)
+static int iallgather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request,
+                         const void *site)
 {
 	pmpi_ensure();
 	struct coll_blocks recv = uniform(recvbuf, recvcount, recvtype);
 	if (use_graph(PMPI_COLL_IALLGATHER, comm, 0,
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
-		return coll_report(REPORT_IALLGATHER, recvcount, recvtype, coll_iallgather(sendbuf, sendcount, sendtype, recv, comm, request), request, site);
-	return coll_report(REPORT_IALLGATHER, recvcount, recvtype, coll_track(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request), request, site);
+		return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
+		                   coll_iallgather(sendbuf, sendcount, sendtype, recv, comm,
+		                                   request),
+		                   request, site);
+	return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
+	                   coll_track(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
+	                                              recvcount, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request)
 {
-	return iallgather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, REPORT_SITE());
+	return iallgather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request, REPORT_SITE());
 }
 
-PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
@@ -111,42 +125,72 @@ PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_IALLGATHER, comm, 0,
 	                                       blocks_ok(comm, &recv) && (sendbuf == MPI_IN_PLACE ||
 	                                                                  ok(sendcount, sendtype))))
-		return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, coll_iallgather(sendbuf, sendcount, sendtype, recv, comm, request), request, site);
-	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request), request), request, site);
+		return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
+		                   coll_iallgather(sendbuf, sendcount, sendtype, recv, comm,
+		                                   request),
+		                   request, site);
+	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
+	                                               recvcounts, displs, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
-static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
+static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLREDUCE, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_IALLREDUCE, count, datatype, coll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
-		                       pmpi_g.coll_segment, request), request, site);
-	return coll_report(REPORT_IALLREDUCE, count, datatype, coll_track(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request), request), request, site);
+		return coll_report(REPORT_IALLREDUCE, count, datatype,
+		                   coll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
+		                                   pmpi_g.coll_segment, request),
+		                   request, site);
+	return coll_report(REPORT_IALLREDUCE, count, datatype,
+	                   coll_track(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
+	                                              request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
 }
 
-static int ialltoall_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, const void *site)
+static int ialltoall_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request,
+                        const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLTOALL, comm, 0,
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
-		return coll_report(REPORT_IALLTOALL, recvcount, recvtype, coll_ialltoall(uniform(sendbuf, sendcount, sendtype),
-		                      uniform(recvbuf, recvcount, recvtype), comm, request), request, site);
-	return coll_report(REPORT_IALLTOALL, recvcount, recvtype, coll_track(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request), request, site);
+		return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
+		                   coll_ialltoall(uniform(sendbuf, sendcount, sendtype),
+		                                  uniform(recvbuf, recvcount, recvtype), comm,
+		                                  request),
+		                   request, site);
+	return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
+	                   coll_track(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf,
+	                                             recvcount, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request)
 {
-	return ialltoall_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, REPORT_SITE());
+	return ialltoall_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                    request, REPORT_SITE());
 }
 
-PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
@@ -156,15 +200,26 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
 	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE &&
 	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
 	              blocks_ok(comm, &send) && blocks_ok(comm, &recv)))
-		return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL, coll_ialltoall(send, recv, comm, request), request, site);
-	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request), request), request, site);
+		return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
+		                   coll_ialltoall(send, recv, comm, request), request, site);
+	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype,
+	                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+	                                              request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request), request), request, site);
+	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes,
+	                                              recvbuf, recvcounts, rdispls, recvtypes, comm,
+	                                              request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -172,35 +227,52 @@ PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, true))
-		return coll_report(REPORT_IBARRIER, 0, MPI_BYTE, coll_ibarrier(comm, request), request, site);
-	return coll_report(REPORT_IBARRIER, 0, MPI_BYTE, coll_track(PMPI_Ibarrier(comm, request), request), request, site);
+		return coll_report(REPORT_IBARRIER, 0, MPI_BYTE, coll_ibarrier(comm, request),
+		                   request, site);
+	return coll_report(REPORT_IBARRIER, 0, MPI_BYTE,
+	                   coll_track(PMPI_Ibarrier(comm, request), request), request, site);
 }
 
-static int ibcast_at(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request, const void *site)
+static int ibcast_at(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IBCAST, comm, root, ok(count, datatype)))
-		return coll_report(REPORT_IBCAST, count, datatype, coll_ibcast(buffer, count, datatype, root, comm, pmpi_g.coll_segment,
-		                   request), request, site);
-	return coll_report(REPORT_IBCAST, count, datatype, coll_track(PMPI_Ibcast(buffer, count, datatype, root, comm, request), request), request, site);
+		return coll_report(REPORT_IBCAST, count, datatype,
+		                   coll_ibcast(buffer, count, datatype, root, comm,
+		                               pmpi_g.coll_segment, request),
+		                   request, site);
+	return coll_report(REPORT_IBCAST, count, datatype,
+	                   coll_track(PMPI_Ibcast(buffer, count, datatype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                           MPI_Request *request)
 {
 	return ibcast_at(buffer, count, datatype, root, comm, request, REPORT_SITE());
 }
 
-static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
+static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IEXSCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_IEXSCAN, count, datatype, coll_iexscan(sendbuf, recvbuf, count, datatype, op, comm,
-		                    pmpi_g.coll_segment, request), request, site);
-	return coll_report(REPORT_IEXSCAN, count, datatype, coll_track(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request), request), request, site);
+		return coll_report(REPORT_IEXSCAN, count, datatype,
+		                   coll_iexscan(sendbuf, recvbuf, count, datatype, op, comm,
+		                                pmpi_g.coll_segment, request),
+		                   request, site);
+	return coll_report(REPORT_IEXSCAN, count, datatype,
+	                   coll_track(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm,
+	                                           request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
 }
@@ -219,23 +291,39 @@ static bool rooted_ok(MPI_Comm comm, int root, bool in_place, const struct coll_
 	return ok(one_count, one_type);
 }
 
-static int igather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, const void *site)
+static int igather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	struct coll_blocks recv = uniform(recvbuf, recvcount, recvtype);
 	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_IGATHER, comm, root,
 	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype)))
-		return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount, sendbuf == MPI_IN_PLACE ? recvtype : sendtype, coll_igather(sendbuf, sendcount, sendtype, recv, root, comm, request), request, site);
-	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount, sendbuf == MPI_IN_PLACE ? recvtype : sendtype, coll_track(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request), request, site);
+		return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
+		                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
+		                   coll_igather(sendbuf, sendcount, sendtype, recv, root, comm,
+		                                request),
+		                   request, site);
+	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
+	                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
+	                   coll_track(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                           recvtype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm, MPI_Request *request)
 {
-	return igather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, REPORT_SITE());
+	return igather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                  request, REPORT_SITE());
 }
 
-PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
@@ -243,113 +331,194 @@ PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_IGATHER, comm, root,
 	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype)))
-		return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, coll_igather(sendbuf, sendcount, sendtype, recv, root, comm, request), request, site);
-	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request), request), request, site);
+		return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
+		                   coll_igather(sendbuf, sendcount, sendtype, recv, root, comm,
+		                                request),
+		                   request, site);
+	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf,
+	                                            recvcounts, displs, recvtype, root, comm,
+	                                            request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype,
+	                                                       recvbuf, recvcount, recvtype, comm,
+	                                                       request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request), request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype,
+	                                                        recvbuf, recvcounts, displs,
+	                                                        recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+	                                                      recvcount, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request), request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls,
+	                                                       sendtype, recvbuf, recvcounts,
+	                                                       rdispls, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request), request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls,
+	                                                       sendtypes, recvbuf, recvcounts,
+	                                                       rdispls, recvtypes, comm, request),
+	                              request),
+	                   request, site);
 }
 
-static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, const void *site)
+static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE, comm, root, ok(count, datatype) && op != MPI_OP_NULL))
-		return coll_report(REPORT_IREDUCE, count, datatype, coll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm,
-		                    pmpi_g.coll_segment, request), request, site);
-	return coll_report(REPORT_IREDUCE, count, datatype, coll_track(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request), request), request, site);
+		return coll_report(REPORT_IREDUCE, count, datatype,
+		                   coll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm,
+		                                pmpi_g.coll_segment, request),
+		                   request, site);
+	return coll_report(REPORT_IREDUCE, count, datatype,
+	                   coll_track(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root,
+	                                           comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm, request, REPORT_SITE());
+	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm, request,
+	                  REPORT_SITE());
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request), request), request, site);
+	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype,
+	                                                   op, comm, request),
+	                              request),
+	                   request, site);
 }
 
-static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
+static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
 	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype, coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
-		                                  pmpi_g.coll_segment, request), request, site);
-	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype, coll_track(PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request), request), request, site);
+		return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
+		                   coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype,
+		                                              op, comm, pmpi_g.coll_segment,
+		                                              request),
+		                   request, site);
+	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
+	                   coll_track(PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount,
+	                                                         datatype, op, comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *request)
 {
-	return ireduce_scatter_block_at(sendbuf, recvbuf, recvcount, datatype, op, comm, request, REPORT_SITE());
+	return ireduce_scatter_block_at(sendbuf, recvbuf, recvcount, datatype, op, comm, request,
+	                                REPORT_SITE());
 }
 
-static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
+static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_ISCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_ISCAN, count, datatype, coll_iscan(sendbuf, recvbuf, count, datatype, op, comm, pmpi_g.coll_segment,
-		                  request), request, site);
-	return coll_report(REPORT_ISCAN, count, datatype, coll_track(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request), request), request, site);
+		return coll_report(REPORT_ISCAN, count, datatype,
+		                   coll_iscan(sendbuf, recvbuf, count, datatype, op, comm,
+		                              pmpi_g.coll_segment, request),
+		                   request, site);
+	return coll_report(REPORT_ISCAN, count, datatype,
+	                   coll_track(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm,
+	                                         request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
 }
 
-static int iscatter_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, const void *site)
+static int iscatter_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request, const void *site)
 {
 	pmpi_ensure();
 	struct coll_blocks send = uniform(sendbuf, sendcount, sendtype);
 	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_ISCATTER, comm, root,
 	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype)))
-		return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount, recvbuf == MPI_IN_PLACE ? sendtype : recvtype, coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm, request), request, site);
-	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount, recvbuf == MPI_IN_PLACE ? sendtype : recvtype, coll_track(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request), request, site);
+		return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
+		                   recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
+		                   coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm,
+		                                 request),
+		                   request, site);
+	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
+	                   recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
+	                   coll_track(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf,
+	                                            recvcount, recvtype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request *request)
 {
-	return iscatter_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, REPORT_SITE());
+	return iscatter_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                   request, REPORT_SITE());
 }
 
-PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
@@ -357,8 +526,15 @@ PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const
 	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_ISCATTER, comm, root,
 	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype)))
-		return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm, request), request, site);
-	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request), request), request, site);
+		return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
+		                   coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm,
+		                                 request),
+		                   request, site);
+	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+	                                             recvcount, recvtype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
 #if MPI_VERSION >= 4
@@ -392,12 +568,14 @@ PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_D
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                      recvtype, comm, request, site);
+		                     recvtype, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgather_c");
-	return coll_report(REPORT_IALLGATHER, recvcount, recvtype, coll_track(PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                    recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
+	                   coll_track(PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcount, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -408,9 +586,12 @@ PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgatherv_c");
-	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-	                                     displs, recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                                 recvcounts, displs, recvtype, comm,
+	                                                 request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -419,11 +600,15 @@ PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
 {
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
+		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request,
+		                     site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLREDUCE, "MPI_Iallreduce_c");
-	return coll_report(REPORT_IALLREDUCE, count, datatype, coll_track(PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IALLREDUCE, count, datatype,
+	                   coll_track(PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm,
+	                                                request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -433,12 +618,14 @@ PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                     recvtype, comm, request, site);
+		                    recvtype, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoall_c");
-	return coll_report(REPORT_IALLTOALL, recvcount, recvtype, coll_track(PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                   recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
+	                   coll_track(PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                               recvcount, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -449,9 +636,12 @@ PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallv_c");
-	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-	                                    recvcounts, rdispls, recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
+	                                                recvbuf, recvcounts, rdispls, recvtype,
+	                                                comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -462,9 +652,12 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-	                                    recvcounts, rdispls, recvtypes, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes,
+	                                                recvbuf, recvcounts, rdispls, recvtypes,
+	                                                comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -475,7 +668,10 @@ PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 		return ibcast_at(buffer, (int)count, datatype, root, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IBCAST, "MPI_Ibcast_c");
-	return coll_report(REPORT_IBCAST, count, datatype, coll_track(PMPI_Ibcast_c(buffer, count, datatype, root, comm, request), request), request, site);
+	return coll_report(REPORT_IBCAST, count, datatype,
+	                   coll_track(PMPI_Ibcast_c(buffer, count, datatype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -486,8 +682,11 @@ PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IEXSCAN, "MPI_Iexscan_c");
-	return coll_report(REPORT_IEXSCAN, count, datatype, coll_track(PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IEXSCAN, count, datatype,
+	                   coll_track(PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm,
+	                                             request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -497,12 +696,15 @@ PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                   recvtype, root, comm, request, site);
+		                  recvtype, root, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igather_c");
-	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount, sendbuf == MPI_IN_PLACE ? recvtype : sendtype, coll_track(PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-	                                 root, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
+	                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
+	                   coll_track(PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                             recvcount, recvtype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -512,9 +714,12 @@ PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igatherv_c");
-	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-	                                  recvtype, root, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                              recvcounts, displs, recvtype, root, comm,
+	                                              request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
@@ -524,9 +729,12 @@ PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcou
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                             recvcount, recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype,
+	                                                         recvbuf, recvcount, recvtype, comm,
+	                                                         request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
@@ -537,9 +745,12 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendco
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                              recvcounts, displs, recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype,
+	                                                          recvbuf, recvcounts, displs,
+	                                                          recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
@@ -548,9 +759,12 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcoun
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                            recvcount, recvtype, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype,
+	                                                        recvbuf, recvcount, recvtype, comm,
+	                                                        request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -561,10 +775,12 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count s
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
-	                                             recvbuf, recvcounts, rdispls, recvtype, comm,
-	                                             request),
-	                  request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls,
+	                                                         sendtype, recvbuf, recvcounts,
+	                                                         rdispls, recvtype, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -575,10 +791,12 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes,
-	                                             recvbuf, recvcounts, rdispls, recvtypes, comm,
-	                                             request),
-	                  request), request, site);
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls,
+	                                                         sendtypes, recvbuf, recvcounts,
+	                                                         rdispls, recvtypes, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -587,12 +805,15 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 {
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request, site);
+		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request,
+		                  site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IREDUCE, "MPI_Ireduce_c");
-	return coll_report(REPORT_IREDUCE, count, datatype, coll_track(PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm,
-	                                 request),
-	                  request), request, site);
+	return coll_report(REPORT_IREDUCE, count, datatype,
+	                   coll_track(PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root,
+	                                             comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
@@ -601,9 +822,11 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
-	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-	                                         request),
-	                  request), request, site);
+	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype,
+	                                                     op, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -613,12 +836,14 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, 
 	const void *site = REPORT_SITE();
 	if (fits(recvcount))
 		return ireduce_scatter_block_at(sendbuf, recvbuf, (int)recvcount, datatype, op,
-		                                 comm, request, site);
+		                                comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block_c");
-	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype, coll_track(PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op,
-	                                               comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
+	                   coll_track(PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount,
+	                                                           datatype, op, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -629,8 +854,11 @@ PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_ISCAN, "MPI_Iscan_c");
-	return coll_report(REPORT_ISCAN, count, datatype, coll_track(PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_ISCAN, count, datatype,
+	                   coll_track(PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm,
+	                                           request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -640,12 +868,15 @@ PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                    recvtype, root, comm, request, site);
+		                   recvtype, root, comm, request, site);
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatter_c");
-	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount, recvbuf == MPI_IN_PLACE ? sendtype : recvtype, coll_track(PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                  recvtype, root, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
+	                   recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
+	                   coll_track(PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf,
+	                                              recvcount, recvtype, root, comm, request),
+	                              request),
+	                   request, site);
 }
 
 PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -656,8 +887,11 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatterv_c");
-	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, coll_track(PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
-	                                   recvcount, recvtype, root, comm, request),
-	                  request), request, site);
+	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype,
+	                                               recvbuf, recvcount, recvtype, root, comm,
+	                                               request),
+	                              request),
+	                   request, site);
 }
 #endif

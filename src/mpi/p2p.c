@@ -36,21 +36,22 @@ static int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, en
 		return rc;
 	long bytes = -1;
 	bool eager = pmpi_type_bytes(count, dt, &bytes) == 0 && bytes <= pmpi_g.eager_limit;
+	if (pmpi_g.threaded && mode != POST_OFFLOADED) {
+		if (eager) {
+			atomic_fetch_add_explicit(&pmpi_g.bypassed, 1, memory_order_relaxed);
+		} else {
+			bool persistent = mode == POST_PERSISTENT;
+			if (track_add(*req, persistent, !persistent))
+				progress_kick();
+		}
+	}
+	/* Last: the window starts when the application has the call back. */
 	if (report_on) {
 		if (mode == POST_PERSISTENT)
 			report_init_(kind, bytes, eager, *req, site);
 		else
 			report_post_(kind, bytes, eager, *req, site);
 	}
-	if (!pmpi_g.threaded || mode == POST_OFFLOADED)
-		return rc;
-	if (eager) {
-		atomic_fetch_add_explicit(&pmpi_g.bypassed, 1, memory_order_relaxed);
-		return rc;
-	}
-	bool persistent = mode == POST_PERSISTENT;
-	if (track_add(*req, persistent, !persistent))
-		progress_kick();
 	return rc;
 }
 
@@ -68,27 +69,27 @@ static int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, en
  * A send goes behind the sends queued for offload (offload_flush,
  * offload.h); receives and the persistent inits send nothing and wait for
  * nothing. */
-#define STARTS(sfx, C, name, ARGS, NAMES, mode, flush, kind)                                \
-	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                          \
-	{                                                                                   \
-		pmpi_ensure();                                                              \
-		if (flush)                                                                  \
-			offload_flush();                                                    \
-		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind,   \
-		              REPORT_SITE());                                               \
+#define STARTS(sfx, C, name, ARGS, NAMES, mode, flush, kind)                              \
+	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                        \
+	{                                                                                 \
+		pmpi_ensure();                                                            \
+		if (flush)                                                                \
+			offload_flush();                                                  \
+		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind, \
+		              REPORT_SITE());                                             \
 	}
 
 /* MPI_Isend: deferred when offload takes it. */
-#define ISEND(sfx, C, unused)                                                                 \
-	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                        \
-	{                                                                                     \
-		pmpi_ensure();                                                                \
-		if (offload_isend(SEND_NAMES(), sizeof(C) > sizeof(int), req))                \
+#define ISEND(sfx, C, unused)                                                                    \
+	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                           \
+	{                                                                                        \
+		pmpi_ensure();                                                                   \
+		if (offload_isend(SEND_NAMES(), sizeof(C) > sizeof(int), req))                   \
 			return posted(MPI_SUCCESS, count, dt, req, POST_OFFLOADED, REPORT_ISEND, \
-			              REPORT_SITE());                                         \
-		offload_flush();                                                              \
-		return posted(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, POST_ACTIVE,  \
-		              REPORT_ISEND, REPORT_SITE());                                   \
+			              REPORT_SITE());                                            \
+		offload_flush();                                                                 \
+		return posted(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, POST_ACTIVE,   \
+		              REPORT_ISEND, REPORT_SITE());                                      \
 	}
 
 BOTH_FORMS(ISEND, -)

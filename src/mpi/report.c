@@ -159,7 +159,8 @@ static struct report_row *row_of(const void *site, int kind, bool eager)
 {
 	struct site_tab *t = tab_get();
 	if (t) {
-		uintptr_t h = ((uintptr_t)site ^ ((uintptr_t)kind << 1) ^ eager) * 0x9e3779b97f4a7c15ull;
+		uintptr_t h = ((uintptr_t)site ^ ((uintptr_t)kind << 1) ^ eager) *
+		              0x9e3779b97f4a7c15ull;
 		for (unsigned i = 0; i < SITES; i++) {
 			struct site_rec *r = &t->rec[(h + i) & (SITES - 1)];
 			if (!r->used) {

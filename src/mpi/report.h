@@ -50,7 +50,7 @@ enum report_kind {
 	REPORT_IALLTOALL,
 	REPORT_IALLTOALLV,
 	REPORT_IALLTOALLW,
-	REPORT_INEIGHBOR,   /* every MPI_Ineighbor_* */
+	REPORT_INEIGHBOR, /* every MPI_Ineighbor_* */
 	REPORT_KIND_COUNT
 };
 
@@ -165,12 +165,12 @@ struct report_row {
 	int kind;
 	bool eager;
 	uint64_t posted, completed, freed, pending;
-	uint64_t bytes;              /* of the completed ones */
-	uint64_t window_ns;          /* post to the start of the completing call */
-	uint64_t blocked_ns;         /* the completing calls, shared among their requests */
-	uint64_t ready;              /* complete when the completing wait began */
-	uint64_t ready_waits;        /* completed by a wait that found all its own complete */
-	uint64_t ready_waits_ns;     /* blocked_ns of those */
+	uint64_t bytes;          /* of the completed ones */
+	uint64_t window_ns;      /* post to the start of the completing call */
+	uint64_t blocked_ns;     /* the completing calls, shared among their requests */
+	uint64_t ready;          /* complete when the completing wait began */
+	uint64_t ready_waits;    /* completed by a wait that found all its own complete */
+	uint64_t ready_waits_ns; /* blocked_ns of those */
 	uint64_t by[REPORT_BY_COUNT];
 	uint64_t rounds[PIANO_POINT_COUNT]; /* engine rounds in the windows */
 };

@@ -31,7 +31,7 @@ int report_open(void)
 	/* Absolute now: the application may change directory before
 	 * MPI_Finalize, and the user named the path from where they started. */
 	char cwd[PATH_MAX];
-	int n = v[0] == '/' ? snprintf(path, sizeof(path), "%s", v)
+	int n = v[0] == '/'                ? snprintf(path, sizeof(path), "%s", v)
 	        : getcwd(cwd, sizeof(cwd)) ? snprintf(path, sizeof(path), "%s/%s", cwd, v)
 	                                   : -1;
 	if (n < 0 || (size_t)n + sizeof(".json.XXXXXX") > sizeof(path)) {
@@ -54,14 +54,16 @@ int report_open(void)
 
 /* The numbers of a row, in the order of the exchange between ranks and of
  * the JSON file. */
-#define COUNTERS(X)                                                                         \
-	X(posted) X(completed) X(freed) X(pending) X(bytes) X(window_ns) X(blocked_ns) X(ready) \
-	X(ready_waits) X(ready_waits_ns)
+#define COUNTERS(X)  \
+	X(posted)    \
+	X(completed) \
+	X(freed)     \
+	X(pending) X(bytes) X(window_ns) X(blocked_ns) X(ready) X(ready_waits) X(ready_waits_ns)
 enum {
 #define C_ENUM(n) C_##n,
 	COUNTERS(C_ENUM)
 #undef C_ENUM
-	C_BY,
+	        C_BY,
 	C_ROUNDS = C_BY + REPORT_BY_COUNT,
 	NV = C_ROUNDS + PIANO_POINT_COUNT
 };
@@ -70,7 +72,7 @@ static const char *const counter_names[] = {
 	COUNTERS(C_NAME)
 #undef C_NAME
 };
-static const char *const by_names[REPORT_BY_COUNT] = { "wait", "test", "mpi", "explicit",
+static const char *const by_names[REPORT_BY_COUNT] = { "wait", "test",  "mpi",  "explicit",
 	                                               "idle", "timer", "block" };
 
 static void to_vec(const struct report_row *r, uint64_t v[NV])
@@ -99,18 +101,27 @@ struct locals {
 	bool oom;
 };
 
+/* Room for one more element of size `elem` in the array *a of *cap
+ * elements, n used: false when memory is out (the array is unchanged). */
+static bool room(void **a, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *b = realloc(*a, c * elem);
+	if (!b)
+		return false;
+	*a = b;
+	*cap = c;
+	return true;
+}
+
 static void collect(const struct report_row *row, void *arg)
 {
 	struct locals *l = arg;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct local *a = realloc(l->a, cap * sizeof(*a));
-		if (!a) {
-			l->oom = true;
-			return;
-		}
-		l->a = a;
-		l->cap = cap;
+	if (!room((void **)&l->a, &l->cap, l->n, sizeof(*l->a))) {
+		l->oom = true;
+		return;
 	}
 	struct local *e = &l->a[l->n++];
 	e->site = row->site;
@@ -248,15 +259,9 @@ static void parse_rank(struct totals *t, int rank, char *text, size_t len)
 				t->threaded = threaded;
 			continue;
 		}
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 64;
-			struct merged *m = realloc(t->m, cap * sizeof(*m));
-			if (!m) {
-				t->oom = true;
-				return;
-			}
-			t->m = m;
-			t->cap = cap;
+		if (!room((void **)&t->m, &t->cap, t->n, sizeof(*t->m))) {
+			t->oom = true;
+			return;
 		}
 		struct merged *m = &t->m[t->n];
 		memset(m, 0, sizeof(*m));
@@ -359,10 +364,12 @@ static void diagnose(struct merged *m)
 	for (int p = 0; p < PIANO_POINT_COUNT; p++)
 		rounds += m->v[C_ROUNDS + p];
 	if (done && is_p2p(m->kind) && m->eager && (is_send(m->kind) || blocked < 2.0))
-		diag(m, "eager-size messages (at most %ld B): the MPI sends them at once, nothing "
-		        "to overlap",
+		diag(m,
+		     "eager-size messages (at most %ld B): the MPI sends them at once, nothing "
+		     "to overlap",
 		     pmpi_g.eager_limit);
-	else if (done && window < 5.0 && blocked >= 5.0)
+	else if (done && blocked >= 5.0 &&
+	         (window < 5.0 || (window < 50.0 && 20 * window < blocked)))
 		diag(m,
 		     "the wait follows the post within %.1f us on average while the operation "
 		     "takes %.1f us more: there is no computation to overlap; move the wait later "
@@ -388,22 +395,26 @@ static void diagnose(struct merged *m)
 		uint64_t timer_rounds = m->v[C_ROUNDS + PIANO_POINT_TIMER];
 		if (rounds && timer_rounds * 2 > rounds)
 			diag(m,
-			     "%.0f%% still in flight at the wait after %.1f us on average; the engine "
-			     "reached them mostly from the timer thread (%.1f rounds per operation): "
+			     "%.0f%% still in flight at the wait after %.1f us on average; the "
+			     "engine "
+			     "reached them mostly from the timer thread (%.1f rounds per "
+			     "operation): "
 			     "every core computes; leave a core idle (one rank fewer per node), or "
 			     "lower PIANO_TIMER_PERIOD_US",
 			     100.0 * (double)in_flight / (double)waits, window, per_op);
 		else if (per_op < 1.0)
 			diag(m,
 			     "%.0f%% still in flight at the wait after %.1f us on average, with "
-			     "%.1f engine rounds per operation in between: hardly anything progressed "
+			     "%.1f engine rounds per operation in between: hardly anything "
+			     "progressed "
 			     "them while the application computed (background progress off, or no "
 			     "idle core and no timer tick for it)",
 			     100.0 * (double)in_flight / (double)waits, window, per_op);
 		else
 			diag(m,
 			     "%.0f%% still in flight at the wait after %.1f us on average although "
-			     "the engine ran %.1f rounds per operation meanwhile: the transfer (or the "
+			     "the engine ran %.1f rounds per operation meanwhile: the transfer (or "
+			     "the "
 			     "peer) takes longer than the computation between post and wait",
 			     100.0 * (double)in_flight / (double)waits, window, per_op);
 	}
@@ -571,8 +582,8 @@ static void write_text(FILE *f, const struct header *h, const struct totals *t)
 		percent_text(rdy, sizeof(rdy), m->v[C_ready],
 		             m->v[C_completed] - m->v[C_BY + REPORT_BY_TEST]);
 		by_text(by, sizeof(by), m->v);
-		fprintf(f, "%4d  %-22s %-6s %5d %9" PRIu64 " %11s %12.3f %12.3f %7s %7s  %s\n", m->id,
-		        report_kind_name(m->kind), proto(m), m->ranks, m->v[C_completed], b,
+		fprintf(f, "%4d  %-22s %-6s %5d %9" PRIu64 " %11s %12.3f %12.3f %7s %7s  %s\n",
+		        m->id, report_kind_name(m->kind), proto(m), m->ranks, m->v[C_completed], b,
 		        (double)m->v[C_window_ns] / 1e6, (double)m->v[C_blocked_ns] / 1e6, hid, rdy,
 		        by);
 		for (int k = 0; k < NV; k++)
@@ -644,7 +655,8 @@ static void write_json(FILE *f, const struct header *h, const struct totals *t)
 	        t->lost_full, t->lost_sites, t->lost_stale);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct merged *m = &t->m[i];
-		fprintf(f, "%s\n    {\"id\": %d, \"kind\": \"%s\", \"protocol\": \"%s\", \"module\": ",
+		fprintf(f,
+		        "%s\n    {\"id\": %d, \"kind\": \"%s\", \"protocol\": \"%s\", \"module\": ",
 		        i ? "," : "", m->id, report_kind_name(m->kind), proto(m));
 		json_string(f, m->module);
 		fprintf(f, ", \"offset\": %" PRIu64 ", \"function\": ", m->offset);
@@ -659,7 +671,8 @@ static void write_json(FILE *f, const struct header *h, const struct totals *t)
 			fprintf(f, ", \"%s\": %" PRIu64, counter_names[k], m->v[k]);
 		fprintf(f, ", \"by\": {");
 		for (int k = 0; k < REPORT_BY_COUNT; k++)
-			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", by_names[k], m->v[C_BY + k]);
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", by_names[k],
+			        m->v[C_BY + k]);
 		fprintf(f, "}, \"rounds\": {");
 		for (int k = 0; k < PIANO_POINT_COUNT; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", piano_point_name(k),
@@ -767,7 +780,8 @@ void report_finish(void)
 				parse_rank(&t, r, all + displs[r], (size_t)lens[r]);
 			}
 			if (t.oom)
-				pmpi_warn("out of memory merging the overlap report: rows are missing");
+				pmpi_warn("out of memory merging the overlap report: rows are "
+				          "missing");
 			write_report(&t);
 			free(t.m);
 		}

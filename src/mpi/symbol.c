@@ -28,9 +28,9 @@ struct symbolizer {
  * debug files and, above all, no debuginfod download (which
  * dwfl_standard_find_debuginfo starts when DEBUGINFOD_URLS is set) in the
  * middle of MPI_Finalize. An application built with -g carries its DWARF. */
-static int own_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-                         Dwarf_Addr base, const char *file_name, const char *debuglink,
-                         GElf_Word crc, char **debuginfo_file_name)
+static int own_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                         const char *file_name, const char *debuglink, GElf_Word crc,
+                         char **debuginfo_file_name)
 {
 	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
 	(void)debuglink, (void)crc, (void)debuginfo_file_name;

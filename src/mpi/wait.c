@@ -294,7 +294,8 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 	struct offload_swap sw;
 	int rc = wait_some(n, offload_swap(reqs, n, &sw), outcount, indices, statuses);
 	offload_unswap(&sw, reqs);
-	report_end(&rep, rc, reqs, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount));
+	report_end(&rep, rc, reqs, indices,
+	           ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount));
 	return rc;
 }
 
@@ -347,7 +348,8 @@ PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indic
 	struct offload_swap sw;
 	int rc = test_some(n, offload_swap(reqs, n, &sw), outcount, indices, statuses);
 	offload_unswap(&sw, reqs);
-	report_end(&rep, rc, reqs, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount));
+	report_end(&rep, rc, reqs, indices,
+	           ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount));
 	return rc;
 }
 

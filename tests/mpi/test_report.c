@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mpi.<mpi>.report* — the overlap report's rows (tests/mpi/report.sh runs
+ * this under piano-run with PIANO_REPORT and checks the JSON with
+ * report_check.py): call sites with known kinds, counts, bytes and
+ * diagnoses, each in its own function so that the report must name it.
+ * Ranks pair as r and r^1 (an even count). Rank 0 writes what each site
+ * must show to the file named by argv[1], one line per site:
+ *   FUNCTION LINE KIND PROTOCOL OPS BYTES FREED PENDING DIAGNOSIS|-
+ * per rank (the checker multiplies by the ranks), DIAGNOSIS a word the
+ * site's diagnoses must contain.
+ */
+#include "mpitest.h"
+
+#include <string.h>
+
+#define ITERS 10
+#define BIG (1 << 20) /* bytes: rendezvous on both MPIs */
+#define NOINLINE __attribute__((noinline, noclone))
+
+static int rank, peer;
+static char *sbuf, *rbuf;
+static FILE *expect;
+
+static void want(const char *fn, int line, const char *kind, const char *proto, long ops,
+                 long bytes, long freed, long pending, const char *diag)
+{
+	if (expect)
+		fprintf(expect, "%s %d %s %s %ld %ld %ld %ld %s\n", fn, line, kind, proto, ops,
+		        bytes, freed, pending, diag);
+}
+
+static void compute(double us)
+{
+	double t0 = MPI_Wtime();
+	while ((MPI_Wtime() - t0) * 1e6 < us)
+		;
+}
+
+/* An exchange with computation between post and wait. */
+NOINLINE void overlapped(void)
+{
+	MPI_Request r[2];
+	int lr = 0, ls = 0;
+	for (int i = 0; i < ITERS; i++) {
+		lr = __LINE__ + 1;
+		CHECK_MPI(MPI_Irecv(rbuf, BIG, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[0]));
+		ls = __LINE__ + 1;
+		CHECK_MPI(MPI_Isend(sbuf, BIG, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[1]));
+		compute(2000);
+		CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+	}
+	want("overlapped", lr, "irecv", "rndv", ITERS, (long)ITERS * BIG, 0, 0, "-");
+	want("overlapped", ls, "isend", "rndv", ITERS, (long)ITERS * BIG, 0, 0, "-");
+}
+
+/* A send waited for right after its post: nothing to overlap. */
+NOINLINE void wait_at_once(void)
+{
+	MPI_Request r, s;
+	int ls = 0;
+	for (int i = 0; i < ITERS; i++) {
+		CHECK_MPI(MPI_Irecv(rbuf, BIG, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &r));
+		CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* the peer's receive is posted */
+		ls = __LINE__ + 1;
+		CHECK_MPI(MPI_Isend(sbuf, BIG, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &s));
+		CHECK_MPI(MPI_Wait(&s, MPI_STATUS_IGNORE));
+		CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	}
+	want("wait_at_once", ls, "isend", "rndv", ITERS, (long)ITERS * BIG, 0, 0, "follows");
+}
+
+/* Eager-size messages. */
+NOINLINE void eager(void)
+{
+	MPI_Request r[2];
+	int ls = 0;
+	for (int i = 0; i < ITERS; i++) {
+		CHECK_MPI(MPI_Irecv(rbuf, 8, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &r[0]));
+		ls = __LINE__ + 1;
+		CHECK_MPI(MPI_Isend(sbuf, 8, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &r[1]));
+		CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+	}
+	want("eager", ls, "isend", "eager", ITERS, ITERS * 8L, 0, 0, "eager-size");
+}
+
+/* A collective, 1 MiB of ints, waited for after some computation. */
+NOINLINE void allreduce(void)
+{
+	MPI_Request r;
+	int l = 0, n = BIG / (int)sizeof(int);
+	for (int i = 0; i < ITERS; i++) {
+		l = __LINE__ + 1;
+		CHECK_MPI(MPI_Iallreduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r));
+		compute(1000);
+		CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	}
+	want("allreduce", l, "iallreduce", "-", ITERS, (long)ITERS * BIG, 0, 0, "-");
+}
+
+/* A send freed before it completed, and a receive never completed. */
+NOINLINE void lost(void)
+{
+	MPI_Request s, r;
+	int lf = __LINE__ + 1;
+	CHECK_MPI(MPI_Isend(sbuf, 8, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &s));
+	CHECK_MPI(MPI_Request_free(&s));
+	CHECK_MPI(MPI_Recv(rbuf, 8, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	int lp = __LINE__ + 1;
+	CHECK_MPI(MPI_Irecv(rbuf + 8, 8, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &r));
+	CHECK_MPI(MPI_Send(sbuf, 8, MPI_BYTE, peer, 5, MPI_COMM_WORLD));
+	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+	want("lost", lf, "isend", "eager", 0, 0, 1, 0, "MPI_Request_free");
+	want("lost", lp, "irecv", "eager", 0, 0, 0, 1, "pending");
+	/* r stays pending through MPI_Finalize, on purpose. */
+}
+
+int main(int argc, char **argv)
+{
+	int size;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size % 2 || argc < 2) {
+		if (rank == 0)
+			fprintf(stderr, "usage: an even number of ranks, EXPECT-FILE\n");
+		MPI_Finalize();
+		return 1;
+	}
+	peer = rank ^ 1;
+	sbuf = calloc(1, BIG);
+	rbuf = calloc(1, BIG + 16);
+	CHECK(sbuf && rbuf);
+	if (rank == 0) {
+		expect = fopen(argv[1], "w");
+		CHECK(expect);
+	}
+	overlapped();
+	wait_at_once();
+	eager();
+	allreduce();
+	lost();
+	if (expect)
+		CHECK(fclose(expect) == 0);
+	MPI_Finalize();
+	free(sbuf);
+	free(rbuf);
+	if (rank == 0)
+		printf("report: rank 0 wrote %s\n", argv[1]);
+	return 0;
+}
