@@ -1,40 +1,103 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# report.sh NP PROGRESS PIANO-RUN PROGRAM LAUNCHER...: runs test_report
-# (PROGRAM) on NP ranks under piano-run with PIANO_REPORT set (PROGRESS off:
-# and PIANO_PROGRESSION=0), then checks the report: the text file and its
+# report.sh NP on|off|tool PIANO-RUN PROGRAM LAUNCHER...: runs test_report
+# (PROGRAM) on NP ranks under piano-run with PIANO_REPORT set (off: and
+# PIANO_PROGRESSION=0), then checks the report: the text file and its
 # JSON exist, and report_check.py finds every row the program expects.
+# tool: two such runs, the first with background progress and the report
+# asked with piano-run --report instead of PIANO_REPORT, the second
+# without; then tools/piano-report must print the first's text report
+# again from its JSON, byte for byte, and its comparison of the two must
+# show every call site as common to both.
 # Exit status: 0 passed, 1 failed.
 set -u
 if [ $# -lt 5 ]; then
-	echo "usage: report.sh NP on|off PIANO-RUN PROGRAM LAUNCHER..." >&2
+	echo "usage: report.sh NP on|off|tool PIANO-RUN PROGRAM LAUNCHER..." >&2
 	exit 1
 fi
-np=$1 progress=$2 piano_run=$3 program=$4
+np=$1 mode=$2 piano_run=$3 program=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
+piano_report=$here/../../tools/piano-report
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
-if [ "$progress" = off ]; then
-	PIANO_PROGRESSION=0
-	export PIANO_PROGRESSION
-fi
-PIANO_REPORT=$dir/report.txt
-export PIANO_REPORT
-"$@" -np "$np" "$piano_run" "$program" "$dir/expect" || {
-	echo "report: FAIL: the job failed"
+
+fail() {
+	echo "report: FAIL: $*"
 	exit 1
 }
-for f in report.txt report.txt.json expect; do
-	[ -s "$dir/$f" ] || {
-		echo "report: FAIL: $f missing or empty"
-		ls -l "$dir"
-		exit 1
-	}
+
+# run NAME on|off env|option LAUNCHER...: one job, its report in
+# $dir/NAME.txt(.json), checked.
+run() {
+	name=$1 progress=$2 how=$3
+	shift 3
+	(
+		unset PIANO_REPORT PIANO_PROGRESSION
+		[ "$progress" = on ] || export PIANO_PROGRESSION=0
+		if [ "$how" = env ]; then
+			export PIANO_REPORT="$dir/$name.txt"
+			exec "$@" -np "$np" "$piano_run" "$program" "$dir/$name.expect"
+		fi
+		exec "$@" -np "$np" "$piano_run" --report "$dir/$name.txt" "$program" \
+			"$dir/$name.expect"
+	) || fail "the job failed ($name)"
+	for f in "$name.txt" "$name.txt.json" "$name.expect"; do
+		[ -s "$dir/$f" ] || {
+			ls -l "$dir"
+			fail "$f missing or empty"
+		}
+	done
+	cat "$dir/$name.txt"
+	grep -q "^# Ranks *: $np\$" "$dir/$name.txt" ||
+		fail "the text report does not say $np ranks ($name)"
+	python3 "$here/report_check.py" "$dir/$name.txt.json" "$dir/$name.expect" "$np" \
+		"$progress" || exit 1
+}
+
+case $mode in
+on | off)
+	run report "$mode" env "$@"
+	exit 0 ;;
+tool) ;;
+*) fail "unknown mode '$mode' (on, off or tool)" ;;
+esac
+
+run on on option "$@"
+run off off env "$@"
+
+# The text report again from the JSON (the python3 of PATH, through the
+# script's #!), the same as piano wrote it.
+"$piano_report" "$dir/on.txt.json" >"$dir/again.txt" || fail "piano-report failed"
+diff -u "$dir/on.txt" "$dir/again.txt" ||
+	fail "piano-report's text differs from the report's (above: - piano's, + piano-report's)"
+echo "report: piano-report prints the text report again: ok"
+
+# The comparison (the system's python3): every row of the first report,
+# (kind, protocol, call site), is a row of both runs, and none is of one
+# run only (the same program made both).
+/usr/bin/python3 "$piano_report" "$dir/off.txt.json" "$dir/on.txt.json" >"$dir/cmp.txt" ||
+	fail "piano-report's comparison failed"
+cat "$dir/cmp.txt"
+# "ID kind proto": the first table of the text report; "ID name": its
+# call sites (the name, before the module+offset column).
+sed -n '/^## Operations by call site/,/^ *all /{/^ *[0-9]/p}' "$dir/on.txt" |
+	awk '{ print $1, $2, $3 }' >"$dir/rows"
+sed -n '/^## Call sites$/,/^$/{/^ *[0-9]/p}' "$dir/on.txt" |
+	sed 's/^ *\([0-9]*\)  \(.*[^ ]\)  *[^ ]*+0x[0-9a-f]*$/\1 \2/' >"$dir/names"
+nrows=$(wc -l <"$dir/rows")
+[ "$nrows" -gt 0 ] && [ "$nrows" = "$(wc -l <"$dir/names")" ] ||
+	fail "cannot read the rows of the text report"
+sed -n '/^## Call sites of both/,/^all /p' "$dir/cmp.txt" >"$dir/both"
+while read -r id kind proto; do
+	name=$(sed -n "s/^$id //p" "$dir/names")
+	awk -v k="$kind" -v p="$proto" -v n="  $name" '
+		$1 == k && $2 == p && substr($0, length($0) - length(n) + 1) == n { found = 1 }
+		END { exit !found }' "$dir/both" ||
+		fail "call site $id ($kind $proto, $name) is not a row of both in the comparison"
+done <"$dir/rows"
+for which in A B; do
+	sed -n "/^## Call sites only in $which\$/{n;p}" "$dir/cmp.txt" | grep -qx '(none)' ||
+		fail "the comparison has call sites only in $which"
 done
-cat "$dir/report.txt"
-grep -q "^# Ranks *: $np\$" "$dir/report.txt" || {
-	echo "report: FAIL: the text report does not say $np ranks"
-	exit 1
-}
-python3 "$here/report_check.py" "$dir/report.txt.json" "$dir/expect" "$np" "$progress"
+echo "report: piano-report compares the two runs, every call site in both: ok"
