@@ -86,8 +86,9 @@ sed -n '/^## Operations by call site/,/^ *all /{/^ *[0-9]/p}' "$dir/on.txt" |
 sed -n '/^## Call sites$/,/^$/{/^ *[0-9]/p}' "$dir/on.txt" |
 	sed 's/^ *\([0-9]*\)  \(.*[^ ]\)  *[^ ]*+0x[0-9a-f]*$/\1 \2/' >"$dir/names"
 nrows=$(wc -l <"$dir/rows")
-[ "$nrows" -gt 0 ] && [ "$nrows" = "$(wc -l <"$dir/names")" ] ||
+if [ "$nrows" -eq 0 ] || [ "$nrows" != "$(wc -l <"$dir/names")" ]; then
 	fail "cannot read the rows of the text report"
+fi
 sed -n '/^## Call sites of both/,/^all /p' "$dir/cmp.txt" >"$dir/both"
 while read -r id kind proto; do
 	name=$(sed -n "s/^$id //p" "$dir/names")
