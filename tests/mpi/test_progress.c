@@ -7,9 +7,12 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll|allreduce|busy[_c] [timeout_s (default 20)] [late|streak]
+ * usage: test_progress p2p|coll|allreduce|alltoall|busy[_c] [timeout_s (default 20)]
+ *                      [late|streak]
  * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
- * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros). With
+ * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros),
+ * "alltoall" an MPI_Ialltoall of 8 MiB blocks (rank 0 needs rank 1's block:
+ * rank 1's MPI must send it while rank 1 computes). With
  * "_c", the MPI-4 large-count calls (MPI_Isend_c, MPI_Ibcast_c, ...): the
  * same operations, the same progress (exit 77 where the MPI has none).
  * "streak" (third argument) makes 16 quick 64 KiB exchanges first: each
@@ -49,9 +52,29 @@ static double now(void)
 #define LARGE(call) call
 #endif
 
+/* Ialltoall's send buffer: each rank sends 'x' blocks, so the receive
+ * buffer ends as the broadcast's does. */
+static char *alltoall_source(void)
+{
+	char *s = malloc(LEN);
+	CHECK(s);
+	memset(s, 'x', LEN);
+	return s;
+}
+
 static void start(int coll, bool large, int rank, char *buf, MPI_Request *req)
 {
-	if (large && coll == 2)
+	if (coll == 3) {
+		static char *src;
+		if (!src)
+			src = alltoall_source();
+		if (large)
+			CHECK_MPI(LARGE(MPI_Ialltoall)(src, LEN / 2, MPI_CHAR, buf, LEN / 2, MPI_CHAR,
+			                               MPI_COMM_WORLD, req));
+		else
+			CHECK_MPI(MPI_Ialltoall(src, LEN / 2, MPI_CHAR, buf, LEN / 2, MPI_CHAR,
+			                        MPI_COMM_WORLD, req));
+	} else if (large && coll == 2)
 		CHECK_MPI(LARGE(MPI_Iallreduce)(MPI_IN_PLACE, buf, LEN, MPI_BYTE, MPI_BOR,
 		                                MPI_COMM_WORLD, req));
 	else if (large && coll)
@@ -128,6 +151,8 @@ int main(int argc, char **argv)
 	int coll = strcmp(kind, "coll") == 0;
 	if (strcmp(kind, "allreduce") == 0)
 		coll = 2;
+	if (strcmp(kind, "alltoall") == 0)
+		coll = 3;
 	int busy = strcmp(kind, "busy") == 0;
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
@@ -145,7 +170,7 @@ int main(int argc, char **argv)
 
 	char *buf = malloc(LEN);
 	CHECK(buf);
-	memset(buf, rank == 0 ? 'x' : 0, LEN);
+	memset(buf, rank == 0 && coll != 3 ? 'x' : 0, LEN);
 	MPI_Request req;
 	if (argc > 3 && strcmp(argv[3], "streak") == 0) {
 		/* A streak of quick tracked exchanges first (64 KiB, above the
