@@ -83,6 +83,7 @@ void bm_opts_init(struct bm_opts *o)
 	memset(o, 0, sizeof *o);
 	const char *env = getenv("PIANO_BENCH_LABEL");
 	o->label = env && *env && !strpbrk(env, ",\"\n") ? env : "unlabelled";
+	o->thread_level = MPI_THREAD_MULTIPLE;
 }
 
 int bm_opts_arg(struct bm_opts *o, int argc, char **argv, int *i, char *err, size_t errlen)

@@ -51,7 +51,7 @@ void bm_init(struct bm_ctx *c, const char *bench, const struct bm_opts *o, doubl
 {
 	memset(c, 0, sizeof *c);
 	c->provided = MPI_THREAD_SINGLE;
-	MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &c->provided);
+	MPI_Init_thread(argc, argv, o->thread_level, &c->provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c->size);
 	c->bench = bench;
@@ -184,7 +184,7 @@ static void print_ranks(const struct bm_ctx *c, const struct rank_info *all)
 	for (int r = 0; r < n; r++)
 		printf("# rank %d: host %s, cpus %s\n", r, all[r].host, all[r].cpus);
 	printf("# nproc: %ld\n", c->nproc);
-	printf("# thread level: MPI_THREAD_MULTIPLE requested, %s provided\n",
+	printf("# thread level: %s requested, %s provided\n", level_name(c->opts.thread_level),
 	       level_name(c->provided));
 	if (c->rate > 0) {
 		printf("# compute: dependent FP chain calibrated before MPI_Init, iterations/us:");

@@ -143,6 +143,10 @@ struct bm_opts {
 	int can_bind;
 	int bind;
 	const char *label; /* --label, else $PIANO_BENCH_LABEL, else "unlabelled" */
+	/* The level bm_init asks for: MPI_THREAD_MULTIPLE unless the program
+	 * sets another (most applications call plain MPI_Init, and the level
+	 * changes what every MPI call costs). */
+	int thread_level;
 };
 
 /* Sets the defaults of *o. */
@@ -206,7 +210,7 @@ struct bm_ctx {
 	int bound_cpu;      /* --bind: the CPU of this rank's main thread, or -1 */
 };
 
-/* MPI_Init_thread(MPI_THREAD_MULTIPLE), the context, and the binding asked
+/* MPI_Init_thread(o->thread_level), the context, and the binding asked
  * by --bind. rate is the result of bm_calibrate() run before (0 if the
  * program does not use bm_work). */
 void bm_init(struct bm_ctx *c, const char *bench, const struct bm_opts *o, double rate,
