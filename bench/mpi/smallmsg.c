@@ -50,7 +50,8 @@ static const char usage_text[] =
         "  --ring-bytes N       size of the ring's token (default 8)\n"
         "  --phases N           random-access phases per sample (default 200; --quick 50)\n"
         "  --batch N            updates each rank sends per phase (default 64)\n"
-        "  --thread-level L     single (default) or multiple: what MPI_Init_thread asks for\n";
+        "  --thread-level L     single (default), funneled, serialized or multiple: what\n"
+        "                       MPI_Init_thread asks for\n";
 
 enum { K_RING = 1, K_RANDOM = 2 };
 
@@ -84,6 +85,10 @@ static enum bm_arg smallmsg_arg(void *prog, const char *a, const char *v)
 	if (!strcmp(a, "--thread-level")) {
 		if (!strcmp(v, "single"))
 			o->c.thread_level = MPI_THREAD_SINGLE;
+		else if (!strcmp(v, "funneled"))
+			o->c.thread_level = MPI_THREAD_FUNNELED;
+		else if (!strcmp(v, "serialized"))
+			o->c.thread_level = MPI_THREAD_SERIALIZED;
 		else if (!strcmp(v, "multiple"))
 			o->c.thread_level = MPI_THREAD_MULTIPLE;
 		else
