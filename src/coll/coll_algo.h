@@ -40,6 +40,9 @@ int coll_iscatter(struct coll_blocks send, void *recvbuf, int rcount, MPI_Dataty
                   MPI_Comm comm, MPI_Request *request);
 int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, long segment, MPI_Request *request);
+/* rcounts: size counts whose sum fits an int. */
+int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts, MPI_Datatype type,
+                         MPI_Op op, MPI_Comm comm, long segment, MPI_Request *request);
 int coll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, long segment, MPI_Request *request);
 int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,

@@ -335,18 +335,17 @@ static int after_all(struct coll_op *op, int node)
 }
 
 /*
- * MPI_Ireduce_scatter_block: the allreduce of all size blocks into scratch,
- * then this rank's block copied to recvbuf once every node of it has run.
+ * MPI_Ireduce_scatter and MPI_Ireduce_scatter_block: the allreduce of all
+ * `count` elements into scratch, then this rank's block (rcount elements
+ * from element `first`) copied to recvbuf once every node of the allreduce
+ * has run: in place, recvbuf is the input the allreduce still reads.
  */
-int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype type,
-                               MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+static int reduce_scatter(const void *sendbuf, void *recvbuf, int count, int first, int rcount,
+                          MPI_Datatype type, MPI_Op mop, struct coll_op *op, long segment,
+                          MPI_Request *request)
 {
-	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	int count = rcount * op->size;
 	struct layout l = layout_of(type, count);
+	int rc = MPI_SUCCESS;
 	char *all = coll_op_scratch(op, (size_t)l.span);
 	if (!all)
 		rc = MPI_ERR_NO_MEM;
@@ -356,11 +355,39 @@ int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, M
 		rc = allreduce(op, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all, count, type,
 		               mop, segment);
 	int copy = -1;
-	ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)op->rank * rcount * l.extent, rcount, type,
-	                         recvbuf, rcount, type, &copy));
+	ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)first * l.extent, rcount, type, recvbuf,
+	                         rcount, type, &copy));
 	if (rc == MPI_SUCCESS)
 		rc = after_all(op, copy);
 	return finish(op, rc, request);
+}
+
+int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype type,
+                               MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	return reduce_scatter(sendbuf, recvbuf, rcount * op->size, rcount * op->rank, rcount, type,
+	                      mop, op, segment, request);
+}
+
+int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts, MPI_Datatype type,
+                         MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	int count = 0, first = 0; /* the total fits an int (coll.c) */
+	for (int i = 0; i < op->size; i++) {
+		if (i == op->rank)
+			first = count;
+		count += rcounts[i];
+	}
+	return reduce_scatter(sendbuf, recvbuf, count, first, rcounts[op->rank], type, mop, op,
+	                      segment, request);
 }
 
 /*

@@ -425,10 +425,40 @@ PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 	                  REPORT_SITE());
 }
 
-PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+/*
+ * Whether a reduce-scatter's blocks are valid and together fit an int (the
+ * allreduce's count): `counts` the size counts, or NULL for size blocks of
+ * `count`. MPI requires the counts to be the same on every rank.
+ */
+static bool scatter_total_ok(MPI_Comm comm, const int *counts, int count)
+{
+	int size = 0;
+	if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+		return false;
+	if (!counts)
+		return count >= 0 && count <= INT_MAX / size;
+	int total = 0;
+	for (int i = 0; i < size; i++) {
+		if (counts[i] < 0 || counts[i] > INT_MAX - total)
+			return false;
+		total += counts[i];
+	}
+	return true;
+}
+
+PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
+	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
+	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0)))
+		return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+		                   coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+		                                        comm, pmpi_g.coll_segment, request),
+		                   request, site);
 	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype,
 	                                                   op, comm, request),
@@ -442,7 +472,8 @@ static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recv
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
-	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
+	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
+	                      scatter_total_ok(comm, NULL, recvcount)))
 		return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
 		                   coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype,
 		                                              op, comm, pmpi_g.coll_segment,
@@ -822,6 +853,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER, "MPI_Ireduce_scatter_c");
 	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype,
 	                                                     op, comm, request),

@@ -51,6 +51,7 @@ static const struct {
 	           { "iallgather", PMPI_COLL_IALLGATHER },
 	           { "igather", PMPI_COLL_IGATHER },
 	           { "iscatter", PMPI_COLL_ISCATTER },
+	           { "ireduce_scatter", PMPI_COLL_IREDUCE_SCATTER },
 	           { "ireduce_scatter_block", PMPI_COLL_IREDUCE_SCATTER_BLOCK },
 	           { "iscan", PMPI_COLL_ISCAN },
 	           { "iexscan", PMPI_COLL_IEXSCAN } };
@@ -83,8 +84,8 @@ int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
 		if (found < 0) {
 			snprintf(why, len,
 			         "'%.*s' is not one of ibarrier, ibcast, ireduce, iallreduce, "
-			         "ialltoall, iallgather, igather, iscatter, ireduce_scatter_block, "
-			         "iscan, iexscan",
+			         "ialltoall, iallgather, igather, iscatter, ireduce_scatter, "
+			         "ireduce_scatter_block, iscan, iexscan",
 			         (int)(n < 64 ? n : 64), p);
 			return -1;
 		}
@@ -128,14 +129,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "`UCX_RNDV_THRESH`); `PIANO_STATS=1` prints the value and where it came from." },
 	{ "PIANO_COLL", PIANO_SETTING_TEXT, "native", 0, 0, NULL,
 	  "`native`, `graph`, or `graph:` and a comma-separated list of ibarrier, ibcast, "
-	  "ireduce, iallreduce, ialltoall, iallgather, igather, iscatter, "
+	  "ireduce, iallreduce, ialltoall, iallgather, igather, iscatter, ireduce_scatter, "
 	  "ireduce_scatter_block, iscan, iexscan",
 	  check_coll,
 	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
 	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
 	  "`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Ialltoall`, `MPI_Iallgather`, `MPI_Igather`, "
 	  "`MPI_Iscatter`, the `v` forms of these four under the same names, "
-	  "`MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`), "
+	  "`MPI_Ireduce_scatter`, `MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`), "
 	  "`graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },

@@ -3,8 +3,8 @@
  * Graph collectives (PIANO_COLL=graph, docs/coll.md): MPI_Ibarrier,
  * MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Ialltoall, MPI_Iallgather,
  * MPI_Igather and MPI_Iscatter (and the `v` forms of the last four),
- * MPI_Ireduce_scatter_block, MPI_Iscan and MPI_Iexscan through the MPI calls, results compared
- * with the MPI's blocking collective on the same data, for
+ * MPI_Ireduce_scatter_block, MPI_Ireduce_scatter, MPI_Iscan and MPI_Iexscan through the MPI
+ * calls, results compared with the MPI's blocking collective on the same data, for
  *   - counts 0, 1, 7, fewer than the ranks, and 40,000 (40 segments with
  *     PIANO_COLL_SEGMENT=4096, as the tests run it);
  *   - every root (Ibcast, Ireduce, Igather, Iscatter);
@@ -277,8 +277,9 @@ static void check_exchanges(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	free(b);
 }
 
-/* Iscan, Iexscan, Ireduce_scatter_block (blocks of the count each), in
- * place or not, for the three operations of check_reductions(). */
+/* Iscan, Iexscan, Ireduce_scatter_block (blocks of the count each) and
+ * Ireduce_scatter (blocks of varied sizes, 0 on every third rank), in place
+ * or not, for the three operations of check_reductions(). */
 static void check_scans(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatype pair, MPI_Op aff,
                         int *iter)
 {
@@ -286,25 +287,37 @@ static void check_scans(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatyp
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &size);
 	int nc = counts(size, cs);
-	size_t cap = 3 * (size_t)BIG * (size_t)size;
+	size_t cap = 3 * ((size_t)BIG + (size_t)size) * (size_t)size + 3;
 	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
-	    *b = malloc(sizeof(int) * cap);
-	CHECK(s && a && b);
+	    *b = malloc(sizeof(int) * cap), *rcounts = malloc(sizeof(int) * (size_t)size);
+	CHECK(s && a && b && rcounts);
 	for (int c = 0; c < nc; c++)
 		for (int kind = 0; kind < 3; kind++)
-			for (int which = 0; which < 3;
-			     which++) /* scan, exscan, reduce_scatter_block */
+			/* scan, exscan, reduce_scatter_block, reduce_scatter */
+			for (int which = 0; which < 4; which++)
 				for (int ip = 0; ip < 2; ip++) {
 					int n = cs[c];
-					if (which == 2 && n > BIG / size)
+					if (which >= 2 && n > BIG / size)
 						n = BIG / size;
+					/* The blocks: n each, or n + i on rank i but
+					 * none on every third rank (which one moves
+					 * with the count). */
+					int total = 0;
+					for (int i = 0; i < size; i++) {
+						rcounts[i] = which == 3 && (i + c) % 3 == 1 ? 0
+						             : which == 3                   ? n + i
+						                                            : n;
+						total += rcounts[i];
+					}
 					MPI_Datatype t = kind == 1   ? vec
 					                 : kind == 2 ? pair
 					                             : MPI_INT;
 					MPI_Op op = kind == 2 ? aff : kind == 1 ? vop : MPI_SUM;
 					int per = kind == 0 ? 1 : kind == 1 ? 3 : 2;
-					int len = per * n * (which == 2 ? size : 1);
-					for (int i = 0; i < len; i++) {
+					int len = per * (which >= 2 ? total : n);
+					/* Past the data, one element the result must not
+					 * reach. */
+					for (int i = 0; i < len + per; i++) {
 						s[i] = kind == 2 ? (i % 2 ? rank + i : 2 * rank + 3)
 						                 : rank * 1000 + i;
 						a[i] = ip ? s[i] : -5;
@@ -316,29 +329,38 @@ static void check_scans(MPI_Comm comm, MPI_Datatype vec, MPI_Op vop, MPI_Datatyp
 						CHECK_MPI(MPI_Iscan(sb, a, n, t, op, comm, &req));
 					else if (which == 1)
 						CHECK_MPI(MPI_Iexscan(sb, a, n, t, op, comm, &req));
-					else
+					else if (which == 2)
 						CHECK_MPI(MPI_Ireduce_scatter_block(sb, a, n, t, op,
 						                                    comm, &req));
+					else
+						CHECK_MPI(MPI_Ireduce_scatter(sb, a, rcounts, t, op,
+						                              comm, &req));
 					complete(&req, (enum how)((*iter)++ % NHOW), comm);
 					if (which == 0)
 						CHECK_MPI(MPI_Scan(s, b, n, t, op, comm));
 					else if (which == 1)
 						CHECK_MPI(MPI_Exscan(s, b, n, t, op, comm));
-					else
+					else if (which == 2)
 						CHECK_MPI(MPI_Reduce_scatter_block(s, b, n, t, op,
 						                                   comm));
+					else
+						CHECK_MPI(MPI_Reduce_scatter(s, b, rcounts, t, op,
+						                             comm));
 					if (which == 1 && rank == 0)
 						continue; /* undefined there */
-					int cmp = which == 2 ? per * n : len;
+					int cmp = which >= 2 ? per * rcounts[rank] : len;
 					if (kind == 1 && ip)
 						for (int i = 0; i < cmp; i++)
 							if (i % 3)
 								b[i] = s[i]; /* holes keep the input */
+					if (!ip)
+						cmp += per; /* and nothing written past it */
 					CHECK(memcmp(a, b, sizeof(int) * (size_t)cmp) == 0);
 				}
 	free(s);
 	free(a);
 	free(b);
+	free(rcounts);
 }
 
 /* Per-rank block sizes and displacements with a gap of one element after
