@@ -20,13 +20,16 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 /*
  * size blocks in one buffer, as the exchanges take them: block i holds
  * counts[i] elements of type at displs[i] extents from base; counts and
- * displs NULL: every block `count` elements, block i at i * count.
+ * displs NULL: every block `count` elements, block i at i * count; types
+ * not NULL (alltoallw): block i's elements are of types[i] and displs[i]
+ * is in bytes.
  */
 struct coll_blocks {
 	const void *base;
 	int count;
 	const int *counts, *displs;
 	MPI_Datatype type;
+	const MPI_Datatype *types;
 };
 
 /* send.base MPI_IN_PLACE (with uniform blocks only): the blocks are recv's. */

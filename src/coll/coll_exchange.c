@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The block exchanges as graphs: MPI_Ialltoall, MPI_Iallgather,
- * MPI_Igather, MPI_Iscatter and their `v` forms. Each is direct: every block goes straight from
+ * MPI_Igather, MPI_Iscatter, their `v` forms and MPI_Ialltoallw. Each is direct: every block goes straight from
  * the rank that has it to the rank that needs it, every receive and every
  * send posted at start (one tag: one message per pair of ranks), so the
  * whole exchange moves with no step waiting for another: size - 1
@@ -50,11 +50,15 @@ static int stage_in_place(struct coll_op *op, void *recvbuf, int rcount, MPI_Dat
 	        piano_graph_add_copy(op->g, recvbuf, n, rtype, *copy, n, rtype, node));
 }
 
-static char *block_at(const struct coll_blocks *b, int i, int *n)
+/* Block i: its address, its count in *n and its type in *type. */
+static char *block_at(const struct coll_blocks *b, int i, int *n, MPI_Datatype *type)
 {
+	*n = b->counts ? b->counts[i] : b->count;
+	*type = b->types ? b->types[i] : b->type;
+	if (b->types)
+		return (char *)(uintptr_t)b->base + b->displs[i];
 	MPI_Aint lb, ext;
 	PMPI_Type_get_extent(b->type, &lb, &ext);
-	*n = b->counts ? b->counts[i] : b->count;
 	MPI_Aint d = b->displs ? b->displs[i] : (MPI_Aint)i * b->count;
 	return (char *)(uintptr_t)b->base + d * ext;
 }
@@ -78,9 +82,10 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
 		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, r = -1, s = -1;
 		int rn, sn;
-		char *rb = block_at(&recv, from, &rn), *sb = block_at(&send, to, &sn);
-		ADD(piano_graph_add_recv(op->g, rb, rn, recv.type, from, op->tag, &r));
-		ADD(piano_graph_add_send(op->g, sb, sn, send.type, to, op->tag, &s));
+		MPI_Datatype rt, st;
+		char *rb = block_at(&recv, from, &rn, &rt), *sb = block_at(&send, to, &sn, &st);
+		ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, &r));
+		ADD(piano_graph_add_send(op->g, sb, sn, st, to, op->tag, &s));
 		if (staged >= 0) {
 			ADD(piano_graph_add_edge(op->g, staged, r));
 			ADD(piano_graph_add_edge(op->g, staged, s));
@@ -88,8 +93,9 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 	}
 	if (!in_place) {
 		int rn, sn;
-		char *rb = block_at(&recv, me, &rn), *sb = block_at(&send, me, &sn);
-		ADD(piano_graph_add_copy(op->g, sb, sn, send.type, rb, rn, recv.type, NULL));
+		MPI_Datatype rt, st;
+		char *rb = block_at(&recv, me, &rn, &rt), *sb = block_at(&send, me, &sn, &st);
+		ADD(piano_graph_add_copy(op->g, sb, sn, st, rb, rn, rt, NULL));
 	}
 	return finish(op, rc, request);
 }
@@ -102,7 +108,8 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
 	if (rc != MPI_SUCCESS)
 		return rc;
 	int me = op->rank, mn;
-	char *mine = block_at(&recv, me, &mn);
+	MPI_Datatype rt;
+	char *mine = block_at(&recv, me, &mn, &rt);
 	if (sendbuf == MPI_IN_PLACE) {
 		sendbuf = mine;
 		scount = mn;
@@ -110,8 +117,8 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
 	}
 	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
 		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, rn;
-		char *rb = block_at(&recv, from, &rn);
-		ADD(piano_graph_add_recv(op->g, rb, rn, recv.type, from, op->tag, NULL));
+		char *rb = block_at(&recv, from, &rn, &rt);
+		ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, NULL));
 		ADD(piano_graph_add_send(op->g, sendbuf, scount, stype, to, op->tag, NULL));
 	}
 	if (sendbuf != mine)
@@ -141,21 +148,22 @@ static int rooted(bool gather, const void *mine, int count, MPI_Datatype type,
 		if (i == root)
 			continue;
 		int n;
-		char *block = block_at(&blocks, i, &n);
+		MPI_Datatype bt;
+		char *block = block_at(&blocks, i, &n, &bt);
 		if (gather)
-			ADD(piano_graph_add_recv(op->g, block, n, blocks.type, i, op->tag, NULL));
+			ADD(piano_graph_add_recv(op->g, block, n, bt, i, op->tag, NULL));
 		else
-			ADD(piano_graph_add_send(op->g, block, n, blocks.type, i, op->tag, NULL));
+			ADD(piano_graph_add_send(op->g, block, n, bt, i, op->tag, NULL));
 	}
 	int n;
-	char *own = block_at(&blocks, root, &n);
+	MPI_Datatype bt;
+	char *own = block_at(&blocks, root, &n, &bt);
 	if (mine != MPI_IN_PLACE) {
 		if (gather)
-			ADD(piano_graph_add_copy(op->g, mine, count, type, own, n, blocks.type,
-			                         NULL));
+			ADD(piano_graph_add_copy(op->g, mine, count, type, own, n, bt, NULL));
 		else
-			ADD(piano_graph_add_copy(op->g, own, n, blocks.type,
-			                         (void *)(uintptr_t)mine, count, type, NULL));
+			ADD(piano_graph_add_copy(op->g, own, n, bt, (void *)(uintptr_t)mine, count,
+			                         type, NULL));
 	}
 	return finish(op, rc, request);
 }

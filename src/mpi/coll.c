@@ -63,13 +63,24 @@ static bool ok(int count, MPI_Datatype type) { return count >= 0 && type != MPI_
 
 static struct coll_blocks uniform(const void *base, int count, MPI_Datatype type)
 {
-	return (struct coll_blocks){ base, count, NULL, NULL, type };
+	return (struct coll_blocks){ .base = base, .count = count, .type = type };
 }
 
 static struct coll_blocks varied(const void *base, const int *counts, const int *displs,
                                  MPI_Datatype type)
 {
-	return (struct coll_blocks){ base, 0, counts, displs, type };
+	return (struct coll_blocks){
+		.base = base, .counts = counts, .displs = displs, .type = type
+	};
+}
+
+/* Alltoallw's blocks: a datatype each, displacements in bytes. */
+static struct coll_blocks typed(const void *base, const int *counts, const int *displs,
+                                const MPI_Datatype *types)
+{
+	return (struct coll_blocks){
+		.base = base, .counts = counts, .displs = displs, .types = types
+	};
 }
 
 /* The communicator's size blocks described as the MPI would accept them. */
@@ -78,11 +89,11 @@ static bool blocks_ok(MPI_Comm comm, const struct coll_blocks *b)
 	if (!b->counts)
 		return ok(b->count, b->type);
 	int size = 0;
-	if (b->type == MPI_DATATYPE_NULL || !b->displs ||
+	if ((!b->types && b->type == MPI_DATATYPE_NULL) || !b->displs ||
 	    PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
 		return false;
 	for (int i = 0; i < size; i++)
-		if (b->counts[i] < 0)
+		if (!ok(b->counts[i], b->types ? b->types[i] : b->type))
 			return false;
 	return true;
 }
@@ -210,10 +221,21 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
 	                   request, site);
 }
 
-PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               const MPI_Datatype sendtypes[], void *recvbuf,
+                               const int recvcounts[], const int rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	/* In place, as Ialltoallv's: the MPI's. */
+	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
+	                   recv = typed(recvbuf, recvcounts, rdispls, recvtypes);
+	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && sendtypes && recvtypes &&
+	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	              blocks_ok(comm, &send) && blocks_ok(comm, &recv)))
+		return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
+		                   coll_ialltoall(send, recv, comm, request), request, site);
 	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes,
 	                                              recvbuf, recvcounts, rdispls, recvtypes, comm,
@@ -683,6 +705,7 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 {
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallw_c");
 	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes,
 	                                                recvbuf, recvcounts, rdispls, recvtypes,

@@ -135,8 +135,9 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
 	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
 	  "`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Ialltoall`, `MPI_Iallgather`, `MPI_Igather`, "
-	  "`MPI_Iscatter`, the `v` forms of these four under the same names, "
-	  "`MPI_Ireduce_scatter`, `MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`), "
+	  "`MPI_Iscatter`, the `v` forms of these four under the same names and "
+	  "`MPI_Ialltoallw` under `ialltoall`, `MPI_Ireduce_scatter`, "
+	  "`MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`), "
 	  "`graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },

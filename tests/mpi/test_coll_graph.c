@@ -3,6 +3,7 @@
  * Graph collectives (PIANO_COLL=graph, docs/coll.md): MPI_Ibarrier,
  * MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Ialltoall, MPI_Iallgather,
  * MPI_Igather and MPI_Iscatter (and the `v` forms of the last four),
+ * MPI_Ialltoallw,
  * MPI_Ireduce_scatter_block, MPI_Ireduce_scatter, MPI_Iscan and MPI_Iexscan through the MPI
  * calls, results compared with the MPI's blocking collective on the same data, for
  *   - counts 0, 1, 7, fewer than the ranks, and 40,000 (40 segments with
@@ -470,6 +471,62 @@ static void check_vexchanges(MPI_Comm comm, int *iter)
 	free(b);
 }
 
+/* Byte displacements for alltoallw: block i, cnt[i] elements of type[i]
+ * (int: one int; vec: three), laid out from the last block to the first
+ * with a gap of one int after each; returns the ints the buffer spans. */
+static int layout_w(int size, const int *cnt, const MPI_Datatype *type, MPI_Datatype vec, int *dsp)
+{
+	int at = 0;
+	for (int i = size - 1; i >= 0; i--) {
+		dsp[i] = at * (int)sizeof(int);
+		at += cnt[i] * (type[i] == vec ? 3 : 1) + 1;
+	}
+	return at;
+}
+
+/* Ialltoallw: the counts of check_vexchanges()'s alltoallv (0 between some
+ * pairs) in blocks of 0, 1, 7 and 10,000 elements, a datatype per block
+ * (MPI_INT or the vector type, each side choosing its own, so a rank's own
+ * block is copied between the two) and byte displacements. */
+static void check_wexchange(MPI_Comm comm, MPI_Datatype vec, int *iter)
+{
+	int rank, size;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	static const int units[] = { 0, 1, 7, BIG / 4 };
+	int *sc = malloc(sizeof(int) * 4 * (size_t)size), *sd = sc + size, *rc = sd + size,
+	    *rd = rc + size;
+	MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * 2 * (size_t)size), *rt = st + size;
+	size_t cap = (3 * 2 * (size_t)(BIG / 4) + 1) * (size_t)size;
+	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
+	    *b = malloc(sizeof(int) * cap);
+	CHECK(sc && st && s && a && b);
+	for (int u = 0; u < 4; u++) {
+		int n = units[u];
+		for (int i = 0; i < size; i++) {
+			sc[i] = (rank + 2 * i) % 3 * n;
+			rc[i] = (i + 2 * rank) % 3 * n;
+			st[i] = (rank + i) % 2 ? vec : MPI_INT;
+			rt[i] = i % 2 ? vec : MPI_INT;
+		}
+		int slen = layout_w(size, sc, st, vec, sd), rlen = layout_w(size, rc, rt, vec, rd);
+		for (int i = 0; i < slen; i++)
+			s[i] = rank * 100000 + i;
+		for (int i = 0; i < rlen; i++)
+			a[i] = b[i] = -5;
+		MPI_Request req;
+		CHECK_MPI(MPI_Ialltoallw(s, sc, sd, st, a, rc, rd, rt, comm, &req));
+		complete(&req, (enum how)((*iter)++ % NHOW), comm);
+		CHECK_MPI(MPI_Alltoallw(s, sc, sd, st, b, rc, rd, rt, comm));
+		CHECK(memcmp(a, b, sizeof(int) * (size_t)rlen) == 0);
+	}
+	free(sc);
+	free(st);
+	free(s);
+	free(a);
+	free(b);
+}
+
 static void check_barrier(MPI_Comm comm, int *iter)
 {
 	for (int i = 0; i < 20; i++) {
@@ -530,6 +587,7 @@ int main(int argc, char **argv)
 		check_scans(comms[c], vec3, vop, pair, aff, &iter);
 		check_exchanges(comms[c], vec3, &iter);
 		check_vexchanges(comms[c], &iter);
+		check_wexchange(comms[c], vec3, &iter);
 	}
 	check_overlapping(dup, split);
 	CHECK_MPI(MPI_Comm_free(&dup));
