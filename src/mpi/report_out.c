@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static char path[PATH_MAX]; /* absolute; set once at set-up */
+static bool asked;          /* PIANO_REPORT is set: this rank takes part in the merge */
+static char path[PATH_MAX]; /* absolute; set once at set-up; empty when it cannot be */
+static char failed[160];    /* why this rank records nothing; empty when it records */
 static uint64_t t_open;
 
 int report_open(void)
@@ -28,6 +30,10 @@ int report_open(void)
 	pmpi_setting_text("PIANO_REPORT", v, sizeof(v), NULL);
 	if (!v[0])
 		return 0;
+	/* From here on the rank joins the collective merge at MPI_Finalize,
+	 * whatever fails: the other ranks, whose set-up went well, wait for
+	 * it there. */
+	asked = true;
 	/* Absolute now: the application may change directory before
 	 * MPI_Finalize, and the user named the path from where they started. */
 	char cwd[PATH_MAX];
@@ -35,15 +41,20 @@ int report_open(void)
 	        : getcwd(cwd, sizeof(cwd)) ? snprintf(path, sizeof(path), "%s/%s", cwd, v)
 	                                   : -1;
 	if (n < 0 || (size_t)n + sizeof(".json.XXXXXX") > sizeof(path)) {
+		const char *why = n < 0 ? strerror(errno) : "too long";
 		pmpi_warn("PIANO_REPORT=%s: cannot make an absolute path of it (%s): no overlap "
 		          "report",
-		          v, n < 0 ? strerror(errno) : "too long");
+		          v, why);
+		snprintf(failed, sizeof(failed),
+		         "cannot make an absolute path of PIANO_REPORT (%s)", why);
 		path[0] = '\0';
 		return -1;
 	}
 	if (report_setup()) {
 		pmpi_warn("out of memory for the overlap report's tables: no report");
-		path[0] = '\0';
+		/* The path stays: on rank 0, the other ranks' report is still
+		 * written. */
+		snprintf(failed, sizeof(failed), "out of memory for the recording tables");
 		return -1;
 	}
 	t_open = sys_now_ns();
@@ -215,8 +226,16 @@ struct merged {
 	int ndiag;
 };
 
+/* A rank that recorded nothing, and why (its own words). */
+struct failed_rank {
+	int rank;
+	const char *why;
+};
+
 struct totals {
-	int ranks;
+	int ranks; /* whose rows were merged */
+	struct failed_rank *failed;
+	size_t nfailed, capfailed;
 	uint64_t run_ns; /* longest rank */
 	uint64_t lost_full, lost_sites, lost_stale;
 	int threaded; /* rank 0's background progress */
@@ -237,10 +256,31 @@ static char *next_field(char **p)
 	return s;
 }
 
+/* A rank that recorded nothing: named in the report's header. */
+static void add_failed(struct totals *t, int rank, const char *why)
+{
+	if (!room((void **)&t->failed, &t->capfailed, t->nfailed, sizeof(*t->failed))) {
+		t->oom = true;
+		return;
+	}
+	t->failed[t->nfailed++] = (struct failed_rank){ rank, why };
+}
+
 /* One rank's part, len bytes of lines that each end with a newline; the
- * rows keep pointers into it. */
+ * rows keep pointers into it. A part that is the one line "!" why comes
+ * from a rank that recorded nothing. */
 static void parse_rank(struct totals *t, int rank, char *text, size_t len)
 {
+	if (!len || text[len - 1] != '\n') {
+		add_failed(t, rank, "its part of the report was lost");
+		return;
+	}
+	if (text[0] == '!') {
+		text[len - 1] = '\0';
+		add_failed(t, rank, len > 2 ? text + 2 : "no reason given");
+		return;
+	}
+	t->ranks++;
 	for (char *line = text, *end = text + len, *nl; line < end; line = nl) {
 		nl = memchr(line, '\n', (size_t)(end - line));
 		if (!nl)
@@ -553,7 +593,13 @@ static void write_text(FILE *f, const struct header *h, const struct totals *t)
 	fprintf(f, "# Command      : %s\n", h->command);
 	fprintf(f, "# Date         : %s\n", h->date);
 	fprintf(f, "# MPI          : %s\n", h->mpi);
-	fprintf(f, "# Ranks        : %d\n", t->ranks);
+	if (t->nfailed)
+		fprintf(f, "# Ranks        : %d of %d\n", t->ranks, t->ranks + (int)t->nfailed);
+	else
+		fprintf(f, "# Ranks        : %d\n", t->ranks);
+	for (size_t i = 0; i < t->nfailed; i++)
+		fprintf(f, "# Failed       : rank %d recorded nothing: %s\n", t->failed[i].rank,
+		        t->failed[i].why);
 	fprintf(f, "# Run time     : %.3f s (MPI_Init to MPI_Finalize, longest rank)\n",
 	        (double)t->run_ns / 1e9);
 	fprintf(f, "# piano        : %s, background progress %s, eager limit %ld B, symbols: %s\n",
@@ -642,12 +688,18 @@ static void write_json(FILE *f, const struct header *h, const struct totals *t)
 	json_string(f, h->date);
 	fprintf(f, ",\n  \"mpi\": ");
 	json_string(f, h->mpi);
+	fprintf(f, ",\n  \"ranks\": %d,\n  \"failed_ranks\": [", t->ranks);
+	for (size_t i = 0; i < t->nfailed; i++) {
+		fprintf(f, "%s{\"rank\": %d, \"reason\": ", i ? ", " : "", t->failed[i].rank);
+		json_string(f, t->failed[i].why);
+		fputc('}', f);
+	}
 	fprintf(f,
-	        ",\n  \"ranks\": %d,\n  \"run_time_ns\": %" PRIu64
+	        "],\n  \"run_time_ns\": %" PRIu64
 	        ",\n  \"piano\": \"%s\",\n  \"background_progress\": %s,\n  \"eager_limit\": "
 	        "%ld,\n  \"symbols\": \"%s\",\n  \"settings\": ",
-	        t->ranks, t->run_ns, PIANO_VERSION_STRING, t->threaded ? "true" : "false",
-	        pmpi_g.eager_limit, symbolizer_kind());
+	        t->run_ns, PIANO_VERSION_STRING, t->threaded ? "true" : "false", pmpi_g.eager_limit,
+	        symbolizer_kind());
 	json_string(f, h->settings);
 	fprintf(f,
 	        ",\n  \"not_recorded\": {\"inflight_full\": %" PRIu64 ", \"sites_full\": %" PRIu64
@@ -733,7 +785,7 @@ static void write_report(struct totals *t)
 
 void report_finish(void)
 {
-	if (!report_on || !path[0])
+	if (!asked)
 		return;
 	MPI_Comm comm;
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
@@ -743,11 +795,22 @@ void report_finish(void)
 	int rank = 0, size = 1;
 	PMPI_Comm_rank(comm, &rank);
 	PMPI_Comm_size(comm, &size);
+	/* A rank without rows of its own still sends a part, the line "!" and
+	 * why, so that the report names it instead of merging fewer ranks
+	 * without a word. */
 	size_t len = 0;
-	char *mine = serialize(&len);
-	/* A rank without its part sends an empty one: the others' report is
-	 * still made (and says fewer ranks). */
-	int n = mine && len < INT_MAX ? (int)len : 0;
+	char *mine = failed[0] ? NULL : serialize(&len);
+	const char *why = failed[0]        ? failed
+	                  : !mine          ? "out of memory building its rows"
+	                  : len >= INT_MAX ? "its rows exceed one message (2 GiB)"
+	                                   : NULL;
+	char note[sizeof(failed) + 4];
+	const char *part = mine;
+	int n = (int)len;
+	if (why) {
+		n = snprintf(note, sizeof(note), "!\t%s\n", why);
+		part = note;
+	}
 	int *lens = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
 	int *displs = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
 	PMPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
@@ -767,23 +830,22 @@ void report_finish(void)
 	if (rank == 0 && !all)
 		for (int r = 0; lens && r < size; r++)
 			lens[r] = 0;
-	PMPI_Gatherv(mine, n, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, comm);
+	PMPI_Gatherv(part, n, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, comm);
 	if (rank == 0) {
 		if (!all || !lens) {
 			pmpi_warn("out of memory gathering the overlap report: no report");
+		} else if (!path[0]) {
+			pmpi_warn("no overlap report: rank 0 has no path to write it to (above)");
 		} else {
-			struct totals t = { 0 };
-			for (int r = 0; r < size; r++) {
-				if (!lens[r])
-					continue;
-				t.ranks++;
+			struct totals t = { .threaded = pmpi_g.threaded };
+			for (int r = 0; r < size; r++)
 				parse_rank(&t, r, all + displs[r], (size_t)lens[r]);
-			}
 			if (t.oom)
 				pmpi_warn("out of memory merging the overlap report: rows are "
 				          "missing");
 			write_report(&t);
 			free(t.m);
+			free(t.failed);
 		}
 	}
 	free(mine);

@@ -9,12 +9,14 @@
 #define PIANO_MPI_REPORT_OUT_H
 
 /* Reads PIANO_REPORT at set-up (init.c); an empty value records nothing.
- * Returns -1 after a message when the report cannot be made. */
+ * Returns -1 after a message when this rank cannot record: it then runs
+ * unrecorded, but still takes part in report_finish. */
 int report_open(void);
 
 /* At MPI_Finalize, after the engine stopped and before piano_finalize:
- * collective over MPI_COMM_WORLD when the report is on (PIANO_REPORT must
- * be the same on every rank, as piano-run makes it). */
+ * collective over MPI_COMM_WORLD on every rank where PIANO_REPORT is set,
+ * recording or not (PIANO_REPORT must be set on every rank, as piano-run
+ * makes it); a rank that records nothing is named in the report. */
 void report_finish(void);
 
 #endif
