@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# report.sh NP on|off|tool PIANO-RUN PROGRAM LAUNCHER...: runs test_report
+# report.sh NP on|off|tool|failed PIANO-RUN PROGRAM LAUNCHER...: runs test_report
 # (PROGRAM) on NP ranks under piano-run with PIANO_REPORT set (off: and
 # PIANO_PROGRESSION=0), then checks the report: the text file and its
 # JSON exist, and report_check.py finds every row the program expects.
@@ -9,10 +9,16 @@
 # without; then tools/piano-report must print the first's text report
 # again from its JSON, byte for byte, and its comparison of the two must
 # show every call site as common to both.
+# failed: rank 1's set-up of the report fails (a wrapper between the
+# launcher and piano-run starts it in a working directory so deep that the
+# relative PIANO_REPORT cannot be made absolute): the job must still end,
+# rank 1 must say why on stderr, and rank 0's report must hold the other
+# ranks' rows only and name rank 1 as a rank that recorded nothing, in the
+# text and in the JSON, which tools/piano-report prints as the same text.
 # Exit status: 0 passed, 1 failed.
 set -u
 if [ $# -lt 5 ]; then
-	echo "usage: report.sh NP on|off|tool PIANO-RUN PROGRAM LAUNCHER..." >&2
+	echo "usage: report.sh NP on|off|tool|failed PIANO-RUN PROGRAM LAUNCHER..." >&2
 	exit 1
 fi
 np=$1 mode=$2 piano_run=$3 program=$4
@@ -60,7 +66,56 @@ on | off)
 	run report "$mode" env "$@"
 	exit 0 ;;
 tool) ;;
-*) fail "unknown mode '$mode' (on, off or tool)" ;;
+failed)
+	# A working directory so deep that failed.txt in it is longer than
+	# PATH_MAX (4096) with the 12 characters of its temporary files' suffix.
+	deep=$dir
+	while [ $((${#deep} + 201)) -lt 4040 ]; do
+		deep=$deep/$(printf '%0200d' 0)
+	done
+	deep=$deep/$(printf "%0$((4085 - ${#deep} - 1))d" 0)
+	mkdir -p "$deep" || fail "cannot make a working directory of ${#deep} characters"
+	# Rank 1 runs there: the rank's number is in a variable its launcher
+	# sets in each rank (Open MPI's mpirun, MPICH's Hydra).
+	cat >"$dir/rank1.sh" <<-EOF
+		#!/bin/sh
+		if [ "\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-}}" = 1 ]; then
+			cd "$deep" || exit 1
+		fi
+		exec "\$@"
+	EOF
+	chmod +x "$dir/rank1.sh"
+	(
+		cd "$dir" || exit 1
+		unset PIANO_PROGRESSION
+		exec env PIANO_REPORT=failed.txt "$@" -np "$np" "$dir/rank1.sh" "$piano_run" \
+			"$program" "$dir/failed.expect"
+	) >"$dir/out" 2>&1
+	rc=$?
+	cat "$dir/out"
+	[ "$rc" -eq 0 ] || fail "the job failed (exit status $rc)"
+	grep -q "rank 1): PIANO_REPORT=failed.txt: cannot make an absolute path of it (too long)" \
+		"$dir/out" ||
+		fail "rank 1 did not say why it records nothing"
+	for f in failed.txt failed.txt.json failed.expect; do
+		if [ ! -s "$dir/$f" ]; then
+			ls -l "$dir"
+			fail "$f missing or empty"
+		fi
+	done
+	cat "$dir/failed.txt"
+	grep -q "^# Ranks *: $((np - 1)) of $np\$" "$dir/failed.txt" ||
+		fail "the text report does not say $((np - 1)) of $np ranks"
+	grep -q "^# Failed *: rank 1 recorded nothing: .*too long" "$dir/failed.txt" ||
+		fail "the text report does not say that rank 1 recorded nothing, and why"
+	# Every row is rank 0's alone (and rank 2's, ... with more ranks).
+	python3 "$here/report_check.py" "$dir/failed.txt.json" "$dir/failed.expect" \
+		"$((np - 1))" on 1 || exit 1
+	"$piano_report" "$dir/failed.txt.json" >"$dir/again.txt" || fail "piano-report failed"
+	diff -u "$dir/failed.txt" "$dir/again.txt" ||
+		fail "piano-report's text differs from the report's (above: - piano's, + piano-report's)"
+	exit 0 ;;
+*) fail "unknown mode '$mode' (on, off, tool or failed)" ;;
 esac
 
 run on on option "$@"

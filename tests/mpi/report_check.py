@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""report_check.py REPORT.json EXPECT NP PROGRESS: checks an overlap report
-(PIANO_REPORT) against what test_report.c says each of its call sites must
-show (EXPECT, per rank; NP ranks ran it) and the header (PROGRESS: on or
-off, the background progress the run had). Prints every mismatch; exit 0
-when there is none, 1 otherwise."""
+"""report_check.py REPORT.json EXPECT NP PROGRESS [FAILED...]: checks an
+overlap report (PIANO_REPORT) against what test_report.c says each of its
+call sites must show (EXPECT, per rank; NP ranks recorded it) and the header
+(PROGRESS: on or off, the background progress the run had; FAILED: the
+ranks that must be named as having recorded nothing, none by default).
+Prints every mismatch; exit 0 when there is none, 1 otherwise."""
 import json
 import sys
 
 
 def main():
     path, expect_path, np, progress = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    failed = [int(r) for r in sys.argv[5:]]
     with open(path) as f:
         rep = json.load(f)
     bad = []
@@ -20,6 +22,10 @@ def main():
             bad.append(f"{what}: {got!r}, expected {want!r}")
 
     check("ranks", rep["ranks"], np)
+    check("failed ranks", [r["rank"] for r in rep["failed_ranks"]], failed)
+    for r in rep["failed_ranks"]:
+        if not r["reason"]:
+            bad.append(f"rank {r['rank']} recorded nothing, and no reason is given")
     check("background_progress", rep["background_progress"], progress == "on")
     check("not_recorded", rep["not_recorded"], {"inflight_full": 0, "sites_full": 0, "stale": 0})
     lines = rep["symbols"] == "libdw"
