@@ -425,9 +425,10 @@ static void diagnose(struct merged *m)
 	double ready_blocked = us(m->v[C_ready_waits_ns], ready);
 	if (ready && ready_blocked >= 10.0)
 		diag(m,
-		     "%" PRIu64 " waits blocked %.1f us on average although every operation they "
-		     "completed had finished before they began: the time is the completion "
-		     "call's own, not the transfers'",
+		     "%" PRIu64 " operations had finished before the wait that completed them "
+		     "began, as had every other operation it completed, yet their share of its "
+		     "time is %.1f us per operation on average: the time is the completion call's "
+		     "own, not the transfers'",
 		     ready, ready_blocked);
 	uint64_t in_flight = m->v[C_BY + REPORT_BY_WAIT];
 	if (waits && in_flight * 2 > waits && window >= 5.0 && !m->eager) {
