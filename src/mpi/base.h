@@ -35,7 +35,9 @@
 
 struct pmpi_state {
 	int ready;        /* piano set up (after MPI_Init or lazily) */
-	int threaded;     /* MPI gave THREAD_MULTIPLE and the engine has threads */
+	int threaded;     /* background progress: the engine has threads, and the MPI gave
+	                   * THREAD_MULTIPLE or piano serializes the calls (serial) */
+	int serial;       /* serialized mode (serial.h): set before piano's threads exist */
 	int provided_app; /* thread level reported to the application */
 	long eager_limit; /* bytes; sends up to this size are not tracked */
 	const char *eager_source;

@@ -13,6 +13,7 @@
 #include "report.h"
 #include "settings.h"
 #include "track.h"
+#include "serial.h"
 
 #include <limits.h>
 
@@ -122,6 +123,7 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return iallgather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
 	                     request, REPORT_SITE());
 }
@@ -130,6 +132,7 @@ PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                                 void *recvbuf, const int recvcounts[], const int displs[],
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
@@ -167,6 +170,7 @@ static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Data
 PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                                MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
 }
 
@@ -194,6 +198,7 @@ PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                               MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return ialltoall_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
 	                    request, REPORT_SITE());
 }
@@ -203,6 +208,7 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	/* In place, the blocks would have to be staged one by one: the MPI's. */
@@ -226,6 +232,7 @@ PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], cons
                                const int recvcounts[], const int rdispls[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	/* In place, as Ialltoallv's: the MPI's. */
@@ -246,6 +253,7 @@ PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], cons
 
 PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, true))
@@ -273,6 +281,7 @@ static int ibcast_at(void *buffer, int count, MPI_Datatype datatype, int root, M
 PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                            MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return ibcast_at(buffer, count, datatype, root, comm, request, REPORT_SITE());
 }
 
@@ -296,6 +305,7 @@ static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
 }
 
@@ -339,6 +349,7 @@ PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                             MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return igather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
 	                  request, REPORT_SITE());
 }
@@ -347,6 +358,7 @@ PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
@@ -367,6 +379,7 @@ PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 
 PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -379,6 +392,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_
 
 PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -391,6 +405,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI
 
 PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -402,6 +417,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_D
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -414,6 +430,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcount
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -443,6 +460,7 @@ static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm, request,
 	                  REPORT_SITE());
 }
@@ -472,6 +490,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const in
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                     MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
@@ -512,6 +531,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, in
                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                           MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return ireduce_scatter_block_at(sendbuf, recvbuf, recvcount, datatype, op, comm, request,
 	                                REPORT_SITE());
 }
@@ -536,6 +556,7 @@ static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
 }
 
@@ -565,6 +586,7 @@ PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                              MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	return iscatter_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
 	                   request, REPORT_SITE());
 }
@@ -573,6 +595,7 @@ PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const
                               MPI_Datatype sendtype, void *recvbuf, int recvcount,
                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	struct coll_blocks send = varied(sendbuf, sendcounts, displs, sendtype);
@@ -618,6 +641,7 @@ PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_D
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -636,6 +660,7 @@ PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_
                                   const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
                                   MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgatherv_c");
@@ -651,6 +676,7 @@ PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                  MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
 		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request,
@@ -668,6 +694,7 @@ PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -686,6 +713,7 @@ PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts
                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallv_c");
@@ -703,6 +731,7 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                  MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallw_c");
@@ -717,6 +746,7 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                              MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
 		return ibcast_at(buffer, (int)count, datatype, root, comm, request, site);
@@ -731,6 +761,7 @@ PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
 		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
@@ -747,6 +778,7 @@ PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                               MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -765,6 +797,7 @@ PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igatherv_c");
@@ -781,6 +814,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcou
                                           MPI_Datatype recvtype, MPI_Comm comm,
                                           MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -797,6 +831,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendco
                                            MPI_Datatype recvtype, MPI_Comm comm,
                                            MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -811,6 +846,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcoun
                                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -827,6 +863,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count s
                                           const MPI_Aint rdispls[], MPI_Datatype recvtype,
                                           MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -843,6 +880,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
                                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                           MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
@@ -857,6 +895,7 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
                               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                               MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
 		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request,
@@ -874,6 +913,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
                                       const MPI_Count recvcounts[], MPI_Datatype datatype,
                                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER, "MPI_Ireduce_scatter_c");
@@ -888,6 +928,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, 
                                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                             MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(recvcount))
 		return ireduce_scatter_block_at(sendbuf, recvbuf, (int)recvcount, datatype, op,
@@ -904,6 +945,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, 
 PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
 		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
@@ -920,6 +962,7 @@ PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                                MPI_Comm comm, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -939,6 +982,7 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
                                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                                 MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatterv_c");

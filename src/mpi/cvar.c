@@ -36,10 +36,14 @@ int cvar_read(int index, MPI_Datatype dt, long *out)
 
 static int session; /* set-up and MPI_Finalize, under the set-up lock */
 
-void cvar_open(void)
+void cvar_open(int level)
 {
 	int provided;
-	session = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
+	/* At the level the MPI runs at: Open MPI 4.1 takes MPI_T_init_thread's
+	 * level as the MPI's own (MPI_Query_thread answered MPI_THREAD_SINGLE
+	 * after piano's session, and the MPI's runtime checks of
+	 * MPI_THREAD_MULTIPLE read false, while piano's threads called it). */
+	session = MPI_T_init_thread(level, &provided) == MPI_SUCCESS;
 }
 
 void cvar_close(void)

@@ -10,7 +10,8 @@
 #include <mpi.h>
 #include <stdbool.h>
 
-void cvar_open(void);
+/* level: the thread level the MPI runs at (MPI_T_init_thread's). */
+void cvar_open(int level);
 void cvar_close(void);
 bool cvar_available(void);
 int cvar_read(int index, MPI_Datatype dt, long *out);

@@ -48,6 +48,7 @@
 #include "gate.h"
 #include "init.h"
 #include "track.h"
+#include "serial.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -171,6 +172,7 @@ static void swap_split(MPI_File fh, MPI_Request *req)
 PMPI_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                               MPI_File *fh)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	fileio_flush(MPI_FILE_NULL, true);
 	fileio_lock();
@@ -187,6 +189,7 @@ PMPI_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MP
 
 PMPI_EXPORT int MPI_File_close(MPI_File *fh)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	MPI_File was = *fh;
 	fileio_flush(was, true);
@@ -217,6 +220,7 @@ PMPI_EXPORT int MPI_File_close(MPI_File *fh)
 PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                                   MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	fileio_flush(fh, true);
 	fileio_lock();
@@ -243,6 +247,7 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 #define AFTER(name, params, args, after, collective)                    \
 	PMPI_EXPORT int MPI_File_##name params                          \
 	{                                                               \
+		PMPI_APP_SCOPE();                                       \
 		pmpi_ensure();                                          \
 		LOCKED_AFTER(after, collective, PMPI_File_##name args); \
 	}
@@ -368,6 +373,7 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 	PMPI_EXPORT int MPI_File_##name(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf, C count, \
 	                                MPI_Datatype dt, MPI_Request *req)                      \
 	{                                                                                       \
+		PMPI_APP_SCOPE();                                                               \
 		pmpi_ensure();                                                                  \
 		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, coll, (void *)buf,    \
 		                                        count, dt, IXFER_AT_##ptr, 0 },         \
@@ -410,6 +416,7 @@ BOTH_FORMS(IXFER, -)
 	                                             IXFER_PARAM_##ptr bufq void *buf, C count,    \
 	                                             MPI_Datatype dt)                              \
 	{                                                                                          \
+		PMPI_APP_SCOPE();                                                                  \
 		pmpi_ensure();                                                                     \
 		MPI_Request req = MPI_REQUEST_NULL;                                                \
 		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, true, (void *)buf,       \
@@ -437,6 +444,7 @@ BOTH_FORMS(SPLIT_BEGIN, -)
 #define SPLIT_END(name, bufq)                                                                   \
 	PMPI_EXPORT int MPI_File_##name##_end(MPI_File fh, bufq void *buf, MPI_Status *st)      \
 	{                                                                                       \
+		PMPI_APP_SCOPE();                                                               \
 		pmpi_ensure();                                                                  \
 		MPI_Request req = MPI_REQUEST_NULL;                                             \
 		swap_split(fh, &req);                                                           \

@@ -9,6 +9,7 @@
 #include "base.h"
 #include "init.h"
 #include "track.h"
+#include "serial.h"
 
 static int foreign(int rc, MPI_Request *req, bool persistent)
 {
@@ -22,6 +23,7 @@ PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                                    MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                                    MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	return foreign(PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request),
 	               request, false);
@@ -38,6 +40,7 @@ PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 	PMPI_EXPORT int MPI_Rput##sfx(RMA_ORIGIN(C), RMA_TARGET(C), MPI_Win win,           \
 	                              MPI_Request *request)                                \
 	{                                                                                  \
+		PMPI_APP_SCOPE();                                                          \
 		pmpi_ensure();                                                             \
 		return foreign(PMPI_Rput##sfx(RMA_ORIGIN_NAMES(), RMA_TARGET_NAMES(), win, \
 		                              request),                                    \
@@ -49,6 +52,7 @@ PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 	                              MPI_Datatype origin_datatype, RMA_TARGET(C), MPI_Win win, \
 	                              MPI_Request *request)                                     \
 	{                                                                                       \
+		PMPI_APP_SCOPE();                                                               \
 		pmpi_ensure();                                                                  \
 		return foreign(PMPI_Rget##sfx(RMA_ORIGIN_NAMES(), RMA_TARGET_NAMES(), win,      \
 		                              request),                                         \
@@ -58,6 +62,7 @@ PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 	PMPI_EXPORT int MPI_Raccumulate##sfx(RMA_ORIGIN(C), RMA_TARGET(C), MPI_Op op, MPI_Win win, \
 	                                     MPI_Request *request)                                 \
 	{                                                                                          \
+		PMPI_APP_SCOPE();                                                                  \
 		pmpi_ensure();                                                                     \
 		return foreign(PMPI_Raccumulate##sfx(RMA_ORIGIN_NAMES(), RMA_TARGET_NAMES(), op,   \
 		                                     win, request),                                \
@@ -68,6 +73,7 @@ PMPI_EXPORT int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 	                                         MPI_Datatype result_datatype, RMA_TARGET(C),      \
 	                                         MPI_Op op, MPI_Win win, MPI_Request *request)     \
 	{                                                                                          \
+		PMPI_APP_SCOPE();                                                                  \
 		pmpi_ensure();                                                                     \
 		return foreign(PMPI_Rget_accumulate##sfx(RMA_ORIGIN_NAMES(), result_addr,          \
 		                                         result_count, result_datatype,            \
@@ -85,6 +91,7 @@ PMPI_EXPORT int MPI_Psend_init(const void *buf, int partitions, MPI_Count count,
                                MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                                MPI_Info info, MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	return foreign(PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info,
 	                               request),
@@ -95,6 +102,7 @@ PMPI_EXPORT int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_D
                                int source, int tag, MPI_Comm comm, MPI_Info info,
                                MPI_Request *request)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	return foreign(PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info,
 	                               request),

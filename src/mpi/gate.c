@@ -24,6 +24,13 @@
  * that it missed has finished waiting, so once gate_close() returns no
  * thread is inside the MPI through the gate, and none enters until
  * gate_open() has run as often as gate_close().
+ *
+ * Serialized mode (serial.h) closes the gate around every application MPI
+ * call with a counter of its own, `app_in` (see gate_app_close() for its
+ * protocol): a call that finds the application inside the MPI is no reason
+ * to tell the user that background progress is off (it is not: the MPI
+ * progresses itself meanwhile), so it stays out of the notice's
+ * bookkeeping.
  */
 #include "gate.h"
 #include "base.h"
@@ -44,6 +51,12 @@
 
 static _Atomic int closers;
 static _Atomic int inside;
+static _Atomic int app_in; /* serialized mode: application threads in an MPI call */
+
+/* Armed where something closes the gate: Open MPI's file calls, and every
+ * application call in serialized mode (pmpi_g.serial, fixed by set-up
+ * before piano's threads exist, so enter and leave always agree). */
+static inline bool armed(void) { return GATE_ARMED || pmpi_g.serial; }
 
 /* The notice: one line per process once background progress has been
  * wanted but skipped for NOTICE_NS in one closed period. closed_since is
@@ -68,21 +81,27 @@ static void skipped(void)
 
 bool gate_enter(void)
 {
-	if (!GATE_ARMED)
+	if (!armed())
 		return true;
-	/* Fast path: a closed gate is seen with one relaxed load; backing out
-	 * on a stale value is always safe. */
+	/* Fast path: a closed gate is seen with one relaxed load each; backing
+	 * out on a stale value is always safe. */
 	if (atomic_load_explicit(&closers, memory_order_relaxed)) {
 		skipped();
 		return false;
 	}
-	atomic_fetch_add(&inside, 1); /* seq_cst: Dekker pair with gate_close() */
-	/* seq_cst (so also acquire, partner: the release decrement in
-	 * gate_open()): whatever the application did to the MPI before it
-	 * reopened the gate happens before our call. */
-	if (atomic_load(&closers)) {
+	if (atomic_load_explicit(&app_in, memory_order_relaxed))
+		return false;
+	/* seq_cst: Dekker pair with gate_close(); the fence pairs with the one
+	 * in gate_app_close(). */
+	atomic_fetch_add(&inside, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	/* seq_cst (so also acquire, partner: the release decrements in
+	 * gate_open() and gate_app_open()): whatever the application did to
+	 * the MPI before it reopened the gate happens before our call. */
+	if (atomic_load(&closers) || atomic_load(&app_in)) {
 		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
-		skipped();
+		if (atomic_load_explicit(&closers, memory_order_relaxed))
+			skipped();
 		return false;
 	}
 	return true;
@@ -90,7 +109,7 @@ bool gate_enter(void)
 
 void gate_leave(void)
 {
-	if (!GATE_ARMED)
+	if (!armed())
 		return;
 	/* Release, partner: the load of `inside` in gate_close(): our MPI call
 	 * happens before the application's call that closed the gate. */
@@ -99,7 +118,7 @@ void gate_leave(void)
 
 void gate_close(const char *why)
 {
-	if (!GATE_ARMED)
+	if (!armed())
 		return;
 	if (atomic_fetch_add(&closers, 1) == 0) { /* seq_cst: Dekker pair with gate_enter() */
 		atomic_store_explicit(&closed_since, sys_now_ns(), memory_order_relaxed);
@@ -119,10 +138,55 @@ void gate_close(const char *why)
 
 void gate_open(void)
 {
-	if (!GATE_ARMED)
+	if (!armed())
 		return;
 	/* Release, partner: the seq_cst load in gate_enter(). */
 	atomic_fetch_sub_explicit(&closers, 1, memory_order_release);
+}
+
+/* A piano thread is inside: its call (a probe, a graph's test) lasts
+ * microseconds when it runs, so spin first; it may be an idle thread at
+ * SCHED_IDLE on this very core, so then give it the CPU. */
+static void wait_outside(void)
+{
+	for (unsigned spins = 0; atomic_load(&inside); spins++) {
+		if (spins < 256)
+			sys_cpu_relax();
+		else if (spins < 512)
+			sys_yield();
+		else
+			sys_sleep_ns(20000);
+	}
+}
+
+/*
+ * In serialized mode the application makes one MPI call at a time (it asked
+ * for less than MPI_THREAD_MULTIPLE), so `app_in` has one writer at a time,
+ * ordered by the application's own synchronisation between its calls: a
+ * load and a store update it, and only the outermost call of a nesting
+ * (a wrapper calling another) pays the fence. On the hot path of every MPI
+ * call a locked read-modify-write cost more than the MPI's own work (it
+ * waits for the store buffer to drain).
+ */
+void gate_app_close(void)
+{
+	int n = atomic_load_explicit(&app_in, memory_order_relaxed);
+	atomic_store_explicit(&app_in, n + 1, memory_order_relaxed);
+	if (n)
+		return;
+	/* StoreLoad, Dekker pair with the fence in gate_enter(): either the
+	 * piano thread sees app_in and backs out, or we see it inside. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&inside, memory_order_relaxed))
+		wait_outside();
+}
+
+void gate_app_open(void)
+{
+	int n = atomic_load_explicit(&app_in, memory_order_relaxed);
+	/* Release, partner: the acquire fence in gate_enter(): our call
+	 * happens before the next background call. */
+	atomic_store_explicit(&app_in, n - 1, memory_order_release);
 }
 
 void gate_poke(void)

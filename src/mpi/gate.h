@@ -17,6 +17,11 @@ bool gate_enter(void);
 void gate_leave(void);
 void gate_close(const char *why);
 void gate_open(void);
+/* Serialized mode (serial.h): an application thread's MPI call, from
+ * before it enters the MPI until it has returned; once gate_app_close()
+ * returns no piano thread is inside the MPI through the gate. */
+void gate_app_close(void);
+void gate_app_open(void);
 
 /* One progress call of the MPI that touches no application request:
  * PMPI_Iprobe(ANY_SOURCE, ANY_TAG, MPI_COMM_WORLD), through the gate. A

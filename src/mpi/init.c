@@ -17,8 +17,10 @@
 #include "track.h"
 #include "sys.h"
 #include "watch.h"
+#include "serial.h"
 
 #include <errno.h>
+#include <link.h>
 #include <hwloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -242,7 +244,8 @@ static void file_helpers(struct overrides *o)
 	static char more[24];
 	int src = 0;
 	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", &src);
-	if (pmpi_setting("PIANO_MPI_FILE", NULL) != PMPI_FILE_PIANO || src != PIANO_SOURCE_DEFAULT)
+	if (pmpi_setting("PIANO_MPI_FILE", NULL) != PMPI_FILE_PIANO ||
+	    src != PIANO_SOURCE_DEFAULT || pmpi_g.serial)
 		return;
 	snprintf(more, sizeof(more), "%ld", helpers + 1);
 	override(o, "PIANO_BLOCK_HELPERS", more);
@@ -251,8 +254,19 @@ static void file_helpers(struct overrides *o)
 static void file_helper_check(void)
 {
 	pmpi_g.file_chunk = pmpi_setting("PIANO_MPI_FILE_CHUNK", NULL);
-	if (pmpi_setting("PIANO_MPI_FILE", NULL) != PMPI_FILE_PIANO || !pmpi_g.threaded)
+	int file_src = 0;
+	if (pmpi_setting("PIANO_MPI_FILE", &file_src) != PMPI_FILE_PIANO || !pmpi_g.threaded)
 		return; /* chosen, or announced at set-up (explicit-polling mode) */
+	if (pmpi_g.serial) {
+		/* The helper's file calls would run beside the application's
+		 * MPI calls, which only the MPI's MPI_THREAD_MULTIPLE allows.
+		 * Said only to a user who asked for piano's transfers. */
+		if (file_src != PIANO_SOURCE_DEFAULT)
+			pmpi_g.file_why =
+			        "serialized mode (PIANO_MPI_THREAD_LEVEL=auto) leaves file "
+			        "calls to the MPI";
+		return;
+	}
 	int src = 0;
 	long helpers = pmpi_setting("PIANO_BLOCK_HELPERS", &src);
 	if (helpers - pmpi_g.watching >= 1) {
@@ -284,7 +298,7 @@ static void setup(int real)
 	 * cannot merge: MPICH's test rma/linked_list_bench_lock_shr on Open MPI
 	 * ran out of its 64 attachable regions (docs/mpi.md, "The
 	 * application's heap"). */
-	cvar_open();
+	cvar_open(real);
 	long async = 0;
 	bool async_on = cvar_read_named("MPIR_CVAR_ASYNC_PROGRESS", &async) == 0 && async;
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
@@ -293,7 +307,9 @@ static void setup(int real)
 	oversubscription(&o);
 	timer_mode(&o);
 	file_helpers(&o);
-	if (real < MPI_THREAD_MULTIPLE) {
+	/* Background calls are allowed by the MPI, or serialized by piano. */
+	const bool concurrent = real == MPI_THREAD_MULTIPLE || pmpi_g.serial;
+	if (!concurrent) {
 		pmpi_warn("the MPI library provides %s, not MPI_THREAD_MULTIPLE: piano runs in "
 		          "explicit-polling mode, without background progress",
 		          level_name(real));
@@ -310,7 +326,7 @@ static void setup(int real)
 		override(&o, "PIANO_PROGRESSION", "0");
 	}
 	int rc = piano_init_with(o.ov, o.n);
-	if (rc == PIANO_ESYS && real == MPI_THREAD_MULTIPLE) {
+	if (rc == PIANO_ESYS && concurrent) {
 		/* Threads could not be created (process limit, memory): the
 		 * application still runs correctly with explicit polling. */
 		pmpi_warn("cannot start piano's threads (%s, reported above): piano runs in "
@@ -328,7 +344,7 @@ static void setup(int real)
 	int nidle = 0, ntimer = 0;
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
-	pmpi_g.threaded = real == MPI_THREAD_MULTIPLE && (nidle + ntimer) > 0;
+	pmpi_g.threaded = concurrent && (nidle + ntimer) > 0;
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	char coll[256];
@@ -336,6 +352,15 @@ static void setup(int real)
 	char why[128];
 	if (pmpi_coll_parse(coll, &pmpi_g.coll_graph, why, sizeof(why))) /* checked already */
 		pmpi_g.coll_graph = 0;
+	if (pmpi_g.serial && pmpi_g.coll_graph) {
+		/* A graph needs its steps while the application blocks in the
+		 * MPI (a tree's inner rank forwards while it waits in MPI_Recv),
+		 * which serialized mode cannot give: the MPI's own collectives. */
+		pmpi_warn("PIANO_COLL=%s is not available in serialized mode "
+		          "(PIANO_MPI_THREAD_LEVEL=auto): the MPI's own collectives run",
+		          coll);
+		pmpi_g.coll_graph = 0;
+	}
 	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
 	rc = progress_setup();
 	if (rc) {
@@ -375,14 +400,10 @@ void pmpi_ensure(void)
  * PIANO_MPI_THREAD_LEVEL: the level piano asks the MPI for (default
  * multiple, which background progress needs). A lower level keeps piano
  * loaded in explicit-polling mode, e.g. for an MPI whose MULTIPLE mode is
- * slow or broken.
+ * slow or broken; `auto` chooses serialized mode where it can.
  */
-static int piano_thread_request(void)
+static long piano_thread_choice(void)
 {
-	static const int levels[] = { [PMPI_LEVEL_SINGLE] = MPI_THREAD_SINGLE,
-		                      [PMPI_LEVEL_FUNNELED] = MPI_THREAD_FUNNELED,
-		                      [PMPI_LEVEL_SERIALIZED] = MPI_THREAD_SERIALIZED,
-		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE };
 	long choice = 0;
 	/* The registry said what is wrong. */
 	if (register_settings() ||
@@ -390,24 +411,69 @@ static int piano_thread_request(void)
 		pmpi_warn("exiting");
 		pmpi_die();
 	}
-	return levels[choice];
+	return choice;
 }
+
+/* Whether the process has an MPI Fortran binding library: those of Open
+ * MPI call the C PMPI_ functions directly, past the serializing wrappers,
+ * so serialized mode is only for processes without them. */
+static int fortran_library(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	static const char *const names[] = { "libmpi_mpifh.so", "libmpi_usempi", "libmpichfort.so",
+		                             "libmpifort.so" };
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(base, names[i], strlen(names[i])))
+			return 1;
+	return 0;
+}
+
+/* Serialized mode's level: the cheapest at which the MPI allows calls
+ * from several threads one at a time. Open MPI turns its thread safety
+ * (and its cost) on for every level above single, and serializes nothing
+ * itself at single: piano's gate orders every call, with seq_cst
+ * operations between them. */
+#if defined(OPEN_MPI)
+#define SERIAL_LEVEL MPI_THREAD_SINGLE
+#else
+#define SERIAL_LEVEL MPI_THREAD_SERIALIZED
+#endif
 
 PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	int real = MPI_THREAD_SINGLE, want = piano_thread_request();
+	PMPI_APP_SCOPE();
+	static const int levels[] = { [PMPI_LEVEL_SINGLE] = MPI_THREAD_SINGLE,
+		                      [PMPI_LEVEL_FUNNELED] = MPI_THREAD_FUNNELED,
+		                      [PMPI_LEVEL_SERIALIZED] = MPI_THREAD_SERIALIZED,
+		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE,
+		                      [PMPI_LEVEL_AUTO] = MPI_THREAD_MULTIPLE };
+	long choice = piano_thread_choice();
+	bool serial = choice == PMPI_LEVEL_AUTO && required < MPI_THREAD_MULTIPLE &&
+	              !dl_iterate_phdr(fortran_library, NULL);
+	int want = levels[choice], real = MPI_THREAD_SINGLE;
 	/* Before PMPI_Init_thread: the MPI has no thread yet that could read the
 	 * environment while it changes (an application that runs threads of its
 	 * own before MPI_Init must not read it from them meanwhile). */
 	pmpi_preload_drop();
-	int rc = PMPI_Init_thread(argc, argv, required > want ? required : want, &real);
+	int rc = PMPI_Init_thread(argc, argv,
+	                          serial            ? SERIAL_LEVEL
+	                          : required > want ? required
+	                                            : want,
+	                          &real);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	/* The application gets the level it asked for, as far as MPI gives it. */
-	pmpi_g.provided_app = required < real ? required : real;
+	/* The application gets the level it asked for, as far as MPI gives it;
+	 * in serialized mode piano gives it (below MPI_THREAD_MULTIPLE). */
+	pmpi_g.provided_app = serial || required < real ? required : real;
 	if (provided)
 		*provided = pmpi_g.provided_app;
 	pthread_mutex_lock(&setup_lock);
+	/* Before set-up starts piano's threads (serial.h), when the MPI gave
+	 * what serialized mode needs. */
+	pmpi_g.serial = serial && real >= SERIAL_LEVEL;
 	setup(real);
 	pthread_mutex_unlock(&setup_lock);
 	return MPI_SUCCESS;
@@ -415,12 +481,14 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 
 PMPI_EXPORT int MPI_Init(int *argc, char ***argv)
 {
+	PMPI_APP_SCOPE();
 	int provided;
 	return MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
 }
 
 PMPI_EXPORT int MPI_Query_thread(int *provided)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	if (!pmpi_g.ready)
 		return PMPI_Query_thread(provided);
@@ -481,6 +549,7 @@ static void settle_before_finalize(bool had_threads)
 
 PMPI_EXPORT int MPI_Finalize(void)
 {
+	PMPI_APP_SCOPE();
 	bool had_threads = false;
 	pthread_mutex_lock(&setup_lock);
 	if (pmpi_g.ready) {

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "track.h"
 #include "waitop.h"
+#include "serial.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,7 @@ static int test_some(int n, MPI_Request reqs[], int *outcount, int indices[],
  */
 PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -260,6 +262,7 @@ PMPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 
 PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -273,6 +276,7 @@ PMPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 
 PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -287,6 +291,7 @@ PMPI_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *s
 PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
                              MPI_Status statuses[])
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -301,6 +306,7 @@ PMPI_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indic
 
 PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -314,6 +320,7 @@ PMPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 
 PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -327,6 +334,7 @@ PMPI_EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sta
 
 PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -341,6 +349,7 @@ PMPI_EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MP
 PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
                              MPI_Status statuses[])
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	struct report_call rep;
@@ -355,6 +364,7 @@ PMPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indic
 
 PMPI_EXPORT int MPI_Request_free(MPI_Request *req)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	int rc;
 	if (req)
@@ -369,6 +379,7 @@ PMPI_EXPORT int MPI_Request_free(MPI_Request *req)
 
 PMPI_EXPORT int MPI_Cancel(MPI_Request *req)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	int rc;
 	if (req && offload_cancel(*req, &rc))
@@ -378,6 +389,7 @@ PMPI_EXPORT int MPI_Cancel(MPI_Request *req)
 
 PMPI_EXPORT int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
+	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
 	int rc;

@@ -21,6 +21,12 @@
  * "late" initialises MPI through PMPI_Init_thread, behind the layer's back,
  * as when piano is loaded after MPI_Init: the layer must set itself up on
  * the first call it intercepts.
+ * "serial" checks first that the MPI runs below MPI_THREAD_MULTIPLE
+ * (PMPI_Query_thread, past piano's wrapper), as piano's serialized mode
+ * (PIANO_MPI_THREAD_LEVEL=auto) makes it, while the application still gets
+ * MPI_THREAD_SINGLE: the background progress that follows is piano's
+ * serialized calls. "mt" checks that the MPI runs at MPI_THREAD_MULTIPLE
+ * (PMPI_Query_thread), as piano asks for it by default.
  *
  * "busy": BOTH ranks spin without calling MPI after posting a point-to-point
  * transfer: rank 1 until the whole message is in its buffer (it reads the
@@ -135,6 +141,28 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
+	if (argc > 3 && strcmp(argv[3], "serial") == 0) {
+		int real = -1, app = -1;
+		CHECK_MPI(PMPI_Query_thread(&real));
+		CHECK_MPI(MPI_Query_thread(&app));
+		if (real == MPI_THREAD_MULTIPLE || app != MPI_THREAD_SINGLE) {
+			fprintf(stderr,
+			        "rank %d: not serialized: the MPI runs at level %d, the "
+			        "application got %d\n",
+			        rank, real, app);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
+	if (argc > 3 && strcmp(argv[3], "mt") == 0) {
+		int real = -1;
+		CHECK_MPI(PMPI_Query_thread(&real));
+		if (real != MPI_THREAD_MULTIPLE) {
+			fprintf(stderr,
+			        "rank %d: the MPI runs at level %d, not MPI_THREAD_MULTIPLE\n",
+			        rank, real);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
 	char kind[16] = "p2p";
 	if (argc > 1)
 		snprintf(kind, sizeof(kind), "%s", argv[1]);
