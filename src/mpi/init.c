@@ -512,7 +512,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_colls), track_pending(),
-	        pmpi_g.eager_limit, pmpi_g.eager_source, pmpi_g.threaded ? "on" : "off",
+	        pmpi_g.eager_limit, pmpi_g.eager_source,
+	        !pmpi_g.threaded ? "off" : pmpi_g.serial ? "on (serialized mode)" : "on",
 	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
