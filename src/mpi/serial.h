@@ -48,6 +48,6 @@ static inline void pmpi_app_end(const int *closed)
 
 /* First statement of every MPI function the layer defines. */
 #define PMPI_APP_SCOPE() \
-	const int pmpi_app_scope_ __attribute__((cleanup(pmpi_app_end))) = pmpi_app_begin()
+	const int pmpi_app_scope_ __attribute__((cleanup(pmpi_app_end), unused)) = pmpi_app_begin()
 
 #endif
