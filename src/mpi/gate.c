@@ -36,6 +36,11 @@
 #include "base.h"
 #include "sys.h"
 
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /*
  * Armed on Open MPI only. Nothing closes the gate on MPICH: its ROMIO
  * keeps non-blocking I/O out of the progress engine (MPICH polls a ROMIO
@@ -57,6 +62,67 @@ static _Atomic int app_in; /* serialized mode: application threads in an MPI cal
  * application call in serialized mode (pmpi_g.serial, fixed by set-up
  * before piano's threads exist, so enter and leave always agree). */
 static inline bool armed(void) { return GATE_ARMED || pmpi_g.serial; }
+
+/*
+ * Serialized mode's fast path. While no piano thread can make a background
+ * call (`bg` is BG_OFF: nothing in flight), an application call closes the
+ * gate with a plain store and no fence: the engine, before it makes
+ * background calls again, sets BG_ON and runs membarrier(), which puts a
+ * full barrier in every thread of the process (an asymmetric Dekker pair:
+ * an application thread that read BG_OFF made its store to app_in before
+ * that read, so the engine's later read of app_in sees it, and a thread that
+ * reads after the barrier sees BG_ON and takes the fenced path). Turning it
+ * off (gate_quiet()) goes through BG_DRAIN: the fenced path stays until no
+ * background call is inside, and an entrant that finds `bg` not BG_ON after
+ * its increment backs out. Transitions under bg_lock; without membarrier
+ * (an old kernel, a filter) `bg` stays BG_ON: always the fenced path.
+ */
+enum { BG_OFF, BG_ON, BG_DRAIN };
+static _Atomic int bg = BG_ON;
+static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool bg_barrier; /* membarrier registered (gate_serial_setup) */
+
+static bool heavy_barrier(void)
+{
+	return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+void gate_serial_setup(void)
+{
+	if (!pmpi_g.serial)
+		return;
+	bg_barrier = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	gate_quiet();
+}
+
+/* Before a background call in serialized mode: BG_ON, with the barrier. */
+static void bg_activate(void)
+{
+	pthread_mutex_lock(&bg_lock);
+	if (atomic_load(&bg) == BG_OFF) {
+		atomic_store(&bg, BG_ON); /* seq_cst */
+		if (!heavy_barrier()) {
+			/* Cannot tell the application threads: they keep the
+			 * fenced path from now on, which is always correct. */
+			bg_barrier = false;
+		}
+	}
+	pthread_mutex_unlock(&bg_lock);
+}
+
+void gate_quiet(void)
+{
+	if (!pmpi_g.serial || !bg_barrier)
+		return;
+	pthread_mutex_lock(&bg_lock);
+	if (bg_barrier && atomic_load(&bg) == BG_ON) {
+		atomic_store(&bg, BG_DRAIN); /* seq_cst: pairs with the entrant's re-check */
+		while (atomic_load(&inside))
+			sys_yield();
+		atomic_store(&bg, BG_OFF);
+	}
+	pthread_mutex_unlock(&bg_lock);
+}
 
 /* The notice: one line per process once background progress has been
  * wanted but skipped for NOTICE_NS in one closed period. closed_since is
@@ -91,14 +157,17 @@ bool gate_enter(void)
 	}
 	if (atomic_load_explicit(&app_in, memory_order_relaxed))
 		return false;
+	if (pmpi_g.serial && atomic_load(&bg) != BG_ON)
+		bg_activate();
 	/* seq_cst: Dekker pair with gate_close(); the fence pairs with the one
-	 * in gate_app_close(). */
+	 * in gate_app_close() and with gate_quiet()'s BG_DRAIN. */
 	atomic_fetch_add(&inside, 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* seq_cst (so also acquire, partner: the release decrements in
 	 * gate_open() and gate_app_open()): whatever the application did to
 	 * the MPI before it reopened the gate happens before our call. */
-	if (atomic_load(&closers) || atomic_load(&app_in)) {
+	if (atomic_load(&closers) || atomic_load(&app_in) ||
+	    (pmpi_g.serial && atomic_load(&bg) != BG_ON)) {
 		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
 		if (atomic_load_explicit(&closers, memory_order_relaxed))
 			skipped();
@@ -173,6 +242,11 @@ void gate_app_close(void)
 	int n = atomic_load_explicit(&app_in, memory_order_relaxed);
 	atomic_store_explicit(&app_in, n + 1, memory_order_relaxed);
 	if (n)
+		return;
+	/* The store stays before the load in program order (the compiler's);
+	 * membarrier() on the engine's side orders them for the CPU. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&bg, memory_order_relaxed) == BG_OFF)
 		return;
 	/* StoreLoad, Dekker pair with the fence in gate_enter(): either the
 	 * piano thread sees app_in and backs out, or we see it inside. */

@@ -22,6 +22,12 @@ void gate_open(void);
  * returns no piano thread is inside the MPI through the gate. */
 void gate_app_close(void);
 void gate_app_open(void);
+/* Serialized mode: set-up, once piano's threads may run (registers
+ * membarrier), and the engine's word that no background call will come
+ * until the next gate_enter(): application calls then close the gate
+ * without a fence. */
+void gate_serial_setup(void);
+void gate_quiet(void);
 
 /* One progress call of the MPI that touches no application request:
  * PMPI_Iprobe(ANY_SOURCE, ANY_TAG, MPI_COMM_WORLD), through the gate. A

@@ -9,6 +9,7 @@
 #include "cvar.h"
 #include "eager.h"
 #include "fileio.h"
+#include "gate.h"
 #include "offload.h"
 #include "preload.h"
 #include "progress.h"
@@ -363,6 +364,7 @@ static void setup(int real)
 	}
 	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
 	rc = progress_setup();
+	gate_serial_setup(); /* after progress_setup()'s probes */
 	if (rc) {
 		pmpi_warn("cannot create the progress task: %s; exiting", piano_strerror(rc));
 		pmpi_die();

@@ -85,6 +85,9 @@ static unsigned progress_fn(void *arg)
 	 * task_active == 1: take the flag back and keep running. */
 	if (!atomic_load(&pmpi_g.finalizing) && has_work() && !atomic_exchange(&task_active, 1))
 		return work;
+	/* Nothing in flight: application calls need no fence until the next
+	 * background call (serialized mode). */
+	gate_quiet();
 	piano_ltask_complete(piano_ltask_current());
 	return work;
 }
