@@ -80,7 +80,8 @@ static inline bool armed(void) { return GATE_ARMED || pmpi_g.serial; }
 enum { BG_OFF, BG_ON, BG_DRAIN };
 static _Atomic int bg = BG_ON;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool bg_barrier; /* membarrier registered (gate_serial_setup) */
+/* membarrier registered (gate_serial_setup) and still working; under bg_lock */
+static bool bg_barrier;
 
 static bool heavy_barrier(void)
 {
@@ -91,7 +92,10 @@ void gate_serial_setup(void)
 {
 	if (!pmpi_g.serial)
 		return;
-	bg_barrier = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	bool ok = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	pthread_mutex_lock(&bg_lock);
+	bg_barrier = ok;
+	pthread_mutex_unlock(&bg_lock);
 	gate_quiet();
 }
 
@@ -112,7 +116,7 @@ static void bg_activate(void)
 
 void gate_quiet(void)
 {
-	if (!pmpi_g.serial || !bg_barrier)
+	if (!pmpi_g.serial)
 		return;
 	pthread_mutex_lock(&bg_lock);
 	if (bg_barrier && atomic_load(&bg) == BG_ON) {
