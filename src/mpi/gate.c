@@ -82,6 +82,9 @@ static _Atomic int bg = BG_ON;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 /* membarrier registered (gate_serial_setup) and still working; under bg_lock */
 static bool bg_barrier;
+/* PIANO_STATS only (relaxed: they only count): turns to BG_ON, under
+ * bg_lock; application calls that took the fenced path. */
+static _Atomic unsigned long long activations, fenced_calls;
 
 static bool heavy_barrier(void)
 {
@@ -105,6 +108,8 @@ static void bg_activate(void)
 	pthread_mutex_lock(&bg_lock);
 	if (atomic_load(&bg) == BG_OFF) {
 		atomic_store(&bg, BG_ON); /* seq_cst */
+		if (pmpi_g.stats)
+			atomic_fetch_add_explicit(&activations, 1, memory_order_relaxed);
 		if (!heavy_barrier()) {
 			/* Cannot tell the application threads: they keep the
 			 * fenced path from now on, which is always correct. */
@@ -257,6 +262,8 @@ void gate_app_close(void)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&inside, memory_order_relaxed))
 		wait_outside();
+	if (pmpi_g.stats)
+		atomic_fetch_add_explicit(&fenced_calls, 1, memory_order_relaxed);
 }
 
 void gate_app_open(void)
@@ -265,6 +272,12 @@ void gate_app_open(void)
 	/* Release, partner: the acquire fence in gate_enter(): our call
 	 * happens before the next background call. */
 	atomic_store_explicit(&app_in, n - 1, memory_order_release);
+}
+
+void gate_stats(struct gate_stats *out)
+{
+	out->activations = atomic_load_explicit(&activations, memory_order_relaxed);
+	out->fenced_calls = atomic_load_explicit(&fenced_calls, memory_order_relaxed);
 }
 
 void gate_poke(void)

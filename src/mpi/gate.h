@@ -28,6 +28,12 @@ void gate_app_open(void);
  * without a fence. */
 void gate_serial_setup(void);
 void gate_quiet(void);
+/* Serialized mode, PIANO_STATS: how often the engine turned the fenced
+ * path on, and how many application calls took it. */
+struct gate_stats {
+	unsigned long long activations, fenced_calls;
+};
+void gate_stats(struct gate_stats *out);
 
 /* One progress call of the MPI that touches no application request:
  * PMPI_Iprobe(ANY_SOURCE, ANY_TAG, MPI_COMM_WORLD), through the gate. A

@@ -519,6 +519,14 @@ static void print_stats(void)
 	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
+	if (pmpi_g.serial) {
+		struct gate_stats gs;
+		gate_stats(&gs);
+		fprintf(stderr,
+		        "# piano-mpi rank %d: serialized mode: fenced path turned on %llu times, "
+		        "%llu application calls fenced\n",
+		        rank, gs.activations, gs.fenced_calls);
+	}
 	struct offload_stats os;
 	offload_stats(&os);
 	if (os.deferred || os.direct)
