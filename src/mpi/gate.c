@@ -27,7 +27,7 @@
  *
  * Serialized mode (serial.h) closes the gate around every application MPI
  * call with a counter of its own, `app_in` (see gate_app_close() for its
- * protocol): a call that finds the application inside the MPI is no reason
+ * protocol), and lets one background call in at a time (`bg_one`): a call that finds the application inside the MPI is no reason
  * to tell the user that background progress is off (it is not: the MPI
  * progresses itself meanwhile), so it stays out of the notice's
  * bookkeeping.
@@ -154,7 +154,36 @@ static void skipped(void)
 	          NOTICE_NS / 1000000000u, atomic_load_explicit(&closed_for, memory_order_relaxed));
 }
 
+/* Serialized mode: the background call inside, if any. The MPI runs below
+ * MPI_THREAD_MULTIPLE, so piano's own threads (the progress task's, the
+ * socket watcher's) must not call it at the same time either: UCX asserted
+ * on two probes in its worker at once. Acquire/release: one background
+ * call happens before the next. */
+static _Atomic int bg_one;
+
+static bool serial_enter(void)
+{
+	return !atomic_exchange_explicit(&bg_one, 1, memory_order_acquire);
+}
+
+static void serial_leave(void) { atomic_store_explicit(&bg_one, 0, memory_order_release); }
+
+static bool enter(void);
+
 bool gate_enter(void)
+{
+	if (!pmpi_g.serial)
+		return enter();
+	/* Another background call is inside: it progresses the MPI for us. */
+	if (!serial_enter())
+		return false;
+	if (enter())
+		return true;
+	serial_leave();
+	return false;
+}
+
+static bool enter(void)
 {
 	if (!armed())
 		return true;
@@ -192,6 +221,8 @@ void gate_leave(void)
 	/* Release, partner: the load of `inside` in gate_close(): our MPI call
 	 * happens before the application's call that closed the gate. */
 	atomic_fetch_sub_explicit(&inside, 1, memory_order_release);
+	if (pmpi_g.serial)
+		serial_leave();
 }
 
 void gate_close(const char *why)
