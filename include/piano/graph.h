@@ -41,7 +41,11 @@ typedef struct piano_graph piano_graph_t;
  */
 typedef int (*piano_graph_fn)(void *arg);
 
-/* An empty graph on `comm` (which must outlive it). MPI must be initialised. */
+/* An empty graph on `comm` (which must outlive it). MPI must be initialised
+ * (PIANO_ESTATE otherwise), and not in piano's serialized mode: a program
+ * that calls these functions gets MPI_THREAD_MULTIPLE from piano by default;
+ * one that loads them with dlopen() after MPI_Init may not (PIANO_ESTATE,
+ * said on stderr; docs/mpi.md, "Serialized mode"). */
 PIANO_API int piano_graph_create(MPI_Comm comm, piano_graph_t **out);
 
 /* Nodes. Buffers must stay valid while the graph runs. `node` may be NULL. */

@@ -4,6 +4,7 @@
  * and lays them out flat for the run (successor lists in one array, the
  * request array of the SEND and RECV nodes).
  */
+#include "base.h"
 #include "graph_internal.h"
 #include "init.h"
 
@@ -20,6 +21,19 @@ int piano_graph_create(MPI_Comm comm, piano_graph_t **out)
 	if (!init || fin)
 		return PIANO_ESTATE;
 	pmpi_ensure();
+	if (pmpi_g.serial) {
+		/* Only calls through the gate are serialized with the
+		 * application's, and a graph's steps must run while it blocks in
+		 * the MPI. A program that imports the API at MPI_Init never gets
+		 * here (serial_wanted, init.c): one that opened it later does. */
+		static _Atomic int told;
+		if (!atomic_exchange(&told, 1))
+			pmpi_warn("piano_graph_create: graphs need the MPI at MPI_THREAD_MULTIPLE, "
+			          "and this process runs in serialized mode (docs/mpi.md, "
+			          "\"Serialized mode\"); ask for MPI_THREAD_MULTIPLE or set "
+			          "PIANO_MPI_THREAD_LEVEL=multiple");
+		return PIANO_ESTATE;
+	}
 	int size;
 	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
 		return PIANO_EINVAL;

@@ -38,6 +38,7 @@ struct pmpi_state {
 	int threaded;     /* background progress: the engine has threads, and the MPI gave
 	                   * THREAD_MULTIPLE or piano serializes the calls (serial) */
 	int serial;       /* serialized mode (serial.h): set before piano's threads exist */
+	const char *level_why; /* PIANO_MPI_THREAD_LEVEL=auto: why not serialized mode */
 	int provided_app; /* thread level reported to the application */
 	long eager_limit; /* bytes; sends up to this size are not tracked */
 	const char *eager_source;

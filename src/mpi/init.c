@@ -10,6 +10,7 @@
 #include "eager.h"
 #include "fileio.h"
 #include "gate.h"
+#include "imports.h"
 #include "offload.h"
 #include "preload.h"
 #include "progress.h"
@@ -255,17 +256,18 @@ static void file_helpers(struct overrides *o)
 static void file_helper_check(void)
 {
 	pmpi_g.file_chunk = pmpi_setting("PIANO_MPI_FILE_CHUNK", NULL);
-	int file_src = 0;
-	if (pmpi_setting("PIANO_MPI_FILE", &file_src) != PMPI_FILE_PIANO || !pmpi_g.threaded)
+	if (pmpi_setting("PIANO_MPI_FILE", NULL) != PMPI_FILE_PIANO || !pmpi_g.threaded)
 		return; /* chosen, or announced at set-up (explicit-polling mode) */
 	if (pmpi_g.serial) {
 		/* The helper's file calls would run beside the application's
 		 * MPI calls, which only the MPI's MPI_THREAD_MULTIPLE allows.
-		 * Said only to a user who asked for piano's transfers. */
-		if (file_src != PIANO_SOURCE_DEFAULT)
-			pmpi_g.file_why =
-			        "serialized mode (PIANO_MPI_THREAD_LEVEL=auto) leaves file "
-			        "calls to the MPI";
+		 * The program's imports showed no such call at MPI_Init
+		 * (serial_wanted): a library opened later makes them. */
+		pmpi_g.file_why =
+		        "piano serializes this process's MPI calls (serialized mode: the "
+		        "application asked for less than MPI_THREAD_MULTIPLE and showed no "
+		        "non-blocking file call at MPI_Init); "
+		        "PIANO_MPI_THREAD_LEVEL=multiple keeps piano's transfers";
 		return;
 	}
 	int src = 0;
@@ -353,15 +355,8 @@ static void setup(int real)
 	char why[128];
 	if (pmpi_coll_parse(coll, &pmpi_g.coll_graph, why, sizeof(why))) /* checked already */
 		pmpi_g.coll_graph = 0;
-	if (pmpi_g.serial && pmpi_g.coll_graph) {
-		/* A graph needs its steps while the application blocks in the
-		 * MPI (a tree's inner rank forwards while it waits in MPI_Recv),
-		 * which serialized mode cannot give: the MPI's own collectives. */
-		pmpi_warn("PIANO_COLL=%s is not available in serialized mode "
-		          "(PIANO_MPI_THREAD_LEVEL=auto): the MPI's own collectives run",
-		          coll);
-		pmpi_g.coll_graph = 0;
-	}
+	/* Never in serialized mode: PIANO_COLL other than native keeps the
+	 * MPI at MPI_THREAD_MULTIPLE (serial_wanted). */
 	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
@@ -433,6 +428,45 @@ static int fortran_library(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * PIANO_MPI_THREAD_LEVEL=auto: serialized mode when the application asks
+ * for less than MPI_THREAD_MULTIPLE and nothing it uses needs piano's
+ * threads to call the MPI while an application thread is inside it: graph
+ * collectives (a graph needs its steps while the application blocks in the
+ * MPI, a tree's inner rank forwarding while it waits in MPI_Recv), offload
+ * (the engine posts sends) and piano's file transfers (the helper's calls
+ * run beside the application's), and piano's graph API, for the same
+ * reason as graph collectives. Those are chosen by setting, except the file
+ * transfers, which are on by default, and the graph API: for them, what the
+ * program imports. Otherwise the MPI runs at MPI_THREAD_MULTIPLE and `why` (for
+ * PIANO_STATS) says what decided it.
+ */
+static bool serial_wanted(int required, const char **why)
+{
+	char coll[256] = "";
+	int file_src = 0;
+	unsigned imported = 0;
+	pmpi_setting_text("PIANO_COLL", coll, sizeof(coll), NULL);
+	bool file_piano = pmpi_setting("PIANO_MPI_FILE", &file_src) == PMPI_FILE_PIANO;
+	if (required >= MPI_THREAD_MULTIPLE)
+		*why = "the application asked for it";
+	else if (dl_iterate_phdr(fortran_library, NULL))
+		*why = "an MPI Fortran library is loaded";
+	else if (strcmp(coll, "native"))
+		*why = "PIANO_COLL asks for graph collectives";
+	else if (pmpi_setting("PIANO_OFFLOAD", NULL))
+		*why = "PIANO_OFFLOAD is on";
+	else if (file_piano && file_src != PIANO_SOURCE_DEFAULT)
+		*why = "PIANO_MPI_FILE=piano was set";
+	else if ((imported = imports_scan()) & IMPORTS_GRAPH_API)
+		*why = "the program calls piano's graph API";
+	else if (file_piano && (imported & IMPORTS_FILE_NONBLOCKING))
+		*why = "the program calls non-blocking file functions";
+	else
+		return true;
+	return false;
+}
+
 /* Serialized mode's level: the cheapest at which the MPI allows calls
  * from several threads one at a time. Open MPI turns its thread safety
  * (and its cost) on for every level above single, and serializes nothing
@@ -453,8 +487,7 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE,
 		                      [PMPI_LEVEL_AUTO] = MPI_THREAD_MULTIPLE };
 	long choice = piano_thread_choice();
-	bool serial = choice == PMPI_LEVEL_AUTO && required < MPI_THREAD_MULTIPLE &&
-	              !dl_iterate_phdr(fortran_library, NULL);
+	bool serial = choice == PMPI_LEVEL_AUTO && serial_wanted(required, &pmpi_g.level_why);
 	int want = levels[choice], real = MPI_THREAD_SINGLE;
 	/* Before PMPI_Init_thread: the MPI has no thread yet that could read the
 	 * environment while it changes (an application that runs threads of its
@@ -507,7 +540,7 @@ static void print_stats(void)
 	        "delegated waits %llu, graph collectives %llu, still pending %ld, eager limit %ld "
 	        "B "
 	        "(%s), background "
-	        "progress %s, "
+	        "progress %s%s%s%s, "
 	        "socket watcher %s (PIANO_MPI_BLOCKING=%s), %s (%d local ranks, %d CPUs)\n",
 	        rank, pmpi_g.local_rank, pmpi_g.local_size,
 	        (unsigned long long)atomic_load(&pmpi_g.tracked),
@@ -515,8 +548,13 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_colls), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
-	        !pmpi_g.threaded ? "off" : pmpi_g.serial ? "on (serialized mode)" : "on",
-	        pmpi_g.watching ? "on" : "off", pmpi_g.blocking ? pmpi_g.blocking : "-",
+	        !pmpi_g.threaded ? "off"
+	        : pmpi_g.serial  ? "on (serialized mode)"
+	                         : "on",
+	        pmpi_g.threaded && pmpi_g.level_why ? " (not serialized: " : "",
+	        pmpi_g.threaded && pmpi_g.level_why ? pmpi_g.level_why : "",
+	        pmpi_g.threaded && pmpi_g.level_why ? ")" : "", pmpi_g.watching ? "on" : "off",
+	        pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
 	if (pmpi_g.serial) {

@@ -559,14 +559,9 @@ int offload_setup(void)
 		          "posted by the application's calls");
 		return 0;
 	}
-	if (pmpi_g.serial) {
-		/* The engine would post a send while the application may be in
-		 * the MPI: only calls through the gate are serialized. */
-		pmpi_warn("PIANO_OFFLOAD is not available in serialized mode "
-		          "(PIANO_MPI_THREAD_LEVEL=auto): sends are posted by the application's "
-		          "calls");
-		return 0;
-	}
+	/* Never in serialized mode: PIANO_OFFLOAD keeps the MPI at
+	 * MPI_THREAD_MULTIPLE (serial_wanted, init.c), since the engine posts
+	 * sends while the application may be in the MPI. */
 	int *ub = NULL, flag = 0;
 	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	tag_ub = flag && ub ? *ub : 32767;

@@ -15,6 +15,7 @@
  * removes it in MPI_Init if it turns out to be the rank after all.
  */
 #include "preload.h"
+#include "imports.h"
 #include "base.h"
 
 #include <dlfcn.h>
@@ -103,23 +104,15 @@ static int needs_mpi(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	if (info->dlpi_name && strcmp(info->dlpi_name, self_path) == 0)
 		return 0;
-	const ElfW(Dyn) *dyn = NULL;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	const ElfW(Dyn) *dyn = imports_dynamic(info);
 	if (!dyn)
 		return 0;
 	ElfW(Addr) strtab = 0;
 	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
 		if (d->d_tag == DT_STRTAB)
-			strtab = d->d_un.d_ptr;
+			strtab = imports_addr(info, d->d_un.d_ptr);
 	if (!strtab)
 		return 0;
-	/* glibc relocates the dynamic section in place where it is writable
-	 * but not where it is read-only (the vDSO): an address below the load
-	 * address is still an offset. */
-	if (strtab < info->dlpi_addr)
-		strtab += info->dlpi_addr;
 	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
 		if (d->d_tag == DT_NEEDED &&
 		    strncmp((const char *)strtab + d->d_un.d_val, "libmpi", 6) == 0) {

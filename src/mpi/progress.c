@@ -105,8 +105,6 @@ void progress_kick(void)
 		pmpi_warn("cannot submit the progress task: %s", piano_strerror(rc));
 }
 
-bool progress_running(void) { return atomic_load_explicit(&task_active, memory_order_relaxed); }
-
 int progress_setup(void)
 {
 	int rc = piano_ltask_create(progress_fn, NULL, PIANO_LTASK_REPEAT, &pmpi_g.progress);

@@ -6,15 +6,10 @@
 #ifndef PIANO_MPI_PROGRESS_H
 #define PIANO_MPI_PROGRESS_H
 
-#include <stdbool.h>
-
 /* Keeps the progress task submitted: called when the first request becomes
  * pending (track_add, track_start), when a wait op is linked and when a
  * graph starts. */
 void progress_kick(void);
-/* Whether the progress task is submitted (a hint: it may stop or start
- * right after the read). */
-bool progress_running(void);
 int progress_setup(void);
 void progress_shutdown(void);
 

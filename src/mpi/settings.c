@@ -106,16 +106,18 @@ static int check_coll(const char *value, long number, char *why, size_t len)
 }
 
 const struct piano_setting_spec pmpi_settings_table[] = {
-	{ "PIANO_MPI_THREAD_LEVEL", PIANO_SETTING_CHOICE, "multiple", 0, 0,
+	{ "PIANO_MPI_THREAD_LEVEL", PIANO_SETTING_CHOICE, "auto", 0, 0,
 	  "single,funneled,serialized,multiple,auto", NULL, NULL,
 	  "The thread level piano asks the MPI for (the application still gets the level it "
-	  "asked for). Below `multiple` piano runs in explicit-polling mode, without background "
-	  "progress, e.g. for an MPI whose `MPI_THREAD_MULTIPLE` is slow or broken. `auto`: "
-	  "`multiple` when the application asks for it or calls MPI from Fortran; otherwise "
-	  "piano serializes the application's MPI calls with its own background calls and asks "
-	  "for the cheapest level that allows it (MPICH `serialized`, Open MPI `single`: Open "
-	  "MPI makes every call thread-safe, and slower, at any higher level), without graph "
-	  "collectives, piano's file transfers or offload (docs/mpi.md, \"Serialized mode\")." },
+	  "asked for). `auto`: `multiple` when the application asks for it, calls MPI from "
+	  "Fortran, sets `PIANO_COLL` or `PIANO_OFFLOAD`, or calls non-blocking file functions or "
+	  "piano's graph API (its imports at `MPI_Init`); otherwise serialized mode: piano "
+	  "serializes "
+	  "the application's MPI calls with its own background calls and asks for the cheapest "
+	  "level that allows it (MPICH `serialized`, Open MPI `single`: Open MPI makes every call "
+	  "thread-safe, and slower, at any higher level; docs/mpi.md, \"Serialized mode\"). "
+	  "`multiple`: always. Below `multiple` piano runs in explicit-polling mode, without "
+	  "background progress, e.g. for an MPI whose `MPI_THREAD_MULTIPLE` is slow or broken." },
 	{ "PIANO_MPI_BLOCKING", PIANO_SETTING_CHOICE, "auto", 0, 0, "auto,timer,block", NULL, NULL,
 	  "Socket watcher (docs/mpi.md): `auto` = on when a blocking helper exists; `timer` = "
 	  "never (the timer thread alone bounds reaction when every core is busy); `block` = "

@@ -29,9 +29,10 @@
 #include "watch.h"
 #include "base.h"
 #include "gate.h"
-#include "progress.h"
+#include "graph_list.h"
 #include "report.h"
 #include "sys.h"
+#include "track.h"
 #include "waiters.h"
 
 #include <dirent.h>
@@ -161,12 +162,13 @@ static int watch_block(void *arg, int timeout_ms)
 		refresh();
 	choose_events();
 	int r = poll(fds, (nfds_t)nfds, timeout_ms);
-	if (r == 0 && !progress_running()) {
-		/* A whole timeout without a socket event or a progress task:
-		 * our last round (a socket that turned out not to be the MPI's,
-		 * a message that needed no help) left serialized mode's
-		 * application calls on the fenced path; nothing else would
-		 * take them off it (gate_quiet(), gate.c). */
+	if (r == 0 && !track_pending() && !waiters_pending() && !graphs_running()) {
+		/* A whole timeout without a socket event, and nothing for the
+		 * progress task to do: our last round (a socket that turned out
+		 * not to be the MPI's, a message that needed no help) left
+		 * serialized mode's application calls on the fenced path, and
+		 * no progress task may come to take them off it (gate_quiet(),
+		 * gate.c). */
 		gate_quiet();
 	}
 	if (r <= 0)

@@ -427,7 +427,11 @@ static void remove_files(int rank)
 int main(int argc, char **argv)
 {
 	int provided, rank, size;
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	/* "single" last: the application asks for MPI_THREAD_SINGLE, which
+	 * piano's serialized mode would take if the program's imports did not
+	 * show its non-blocking file calls (docs/mpi.md, "Serialized mode"). */
+	bool single = argc > 2 && strcmp(argv[argc - 1], "single") == 0;
+	MPI_Init_thread(&argc, &argv, single ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	const char *mode = argc > 1 ? argv[1] : "data";

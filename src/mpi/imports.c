@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reading imports from the dynamic symbol tables (imports.h). Every loaded
+ * object has its PT_DYNAMIC segment mapped: DT_SYMTAB and DT_STRTAB locate
+ * the tables, and the number of symbols comes from the hash table. With
+ * DT_GNU_HASH only the symbols an object defines are hashed, and the link
+ * editor puts them last: the undefined ones are the entries below its
+ * `symoffset`; with DT_HASH, `nchain` counts them all. Nothing is read from
+ * disk and nothing is loaded.
+ */
+#include "imports.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+const ElfW(Dyn) *imports_dynamic(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			return (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	return NULL;
+}
+
+uintptr_t imports_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+static unsigned kind_of(const char *name)
+{
+	static const char file[] = "MPI_File_", begin[] = "_begin", graph[] = "piano_graph_";
+	const size_t nf = sizeof(file) - 1, nb = sizeof(begin) - 1;
+	if (!strncmp(name, graph, sizeof(graph) - 1))
+		return IMPORTS_GRAPH_API;
+	if (strncmp(name, file, nf))
+		return 0;
+	if (!strncmp(name + nf, "iread", 5) || !strncmp(name + nf, "iwrite", 6))
+		return IMPORTS_FILE_NONBLOCKING;
+	size_t n = strlen(name);
+	return n > nf + nb && !strcmp(name + n - nb, begin) ? IMPORTS_FILE_NONBLOCKING : 0;
+}
+
+/* The MPI's own libraries and piano's define these names or call them
+ * for the application. */
+static bool skipped_object(const char *path)
+{
+	static const char *const names[] = { "libmpi", "libmpich", "libpiano", "libopen-",
+		                             "mca_" };
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(base, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	unsigned *found = arg;
+	if (skipped_object(info->dlpi_name))
+		return 0;
+	const ElfW(Dyn) *dyn = imports_dynamic(info);
+	if (!dyn)
+		return 0;
+	const ElfW(Sym) *syms = NULL;
+	const char *strs = NULL;
+	size_t strsz = 0, nsyms = 0;
+	const uint32_t *gnu = NULL, *sysv = NULL;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			syms = (const ElfW(Sym) *)imports_addr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			strs = (const char *)imports_addr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			strsz = dyn->d_un.d_val;
+			break;
+		case DT_GNU_HASH:
+			gnu = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_HASH:
+			sysv = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr);
+			break;
+		}
+	}
+	if (!syms || !strs)
+		return 0;
+	if (gnu)
+		nsyms = gnu[1]; /* symoffset: the undefined symbols come first */
+	else if (sysv)
+		nsyms = sysv[1]; /* nchain: every symbol */
+	for (size_t i = 1; i < nsyms; i++) {
+		if (syms[i].st_shndx != SHN_UNDEF || syms[i].st_name >= strsz)
+			continue;
+		*found |= kind_of(strs + syms[i].st_name);
+	}
+	return 0;
+}
+
+unsigned imports_scan(void)
+{
+	unsigned found = 0;
+	dl_iterate_phdr(scan_object, &found);
+	return found;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the program imports from the MPI (imports.c): the undefined
+ * symbols of the executable and of every shared object loaded at the time
+ * of the call, read from their dynamic symbol tables in memory. Used before
+ * MPI_Init to tell which parts of piano the program may need (docs/mpi.md,
+ * "Serialized mode"); an object opened later with dlopen() is not seen.
+ */
+#ifndef PIANO_MPI_IMPORTS_H
+#define PIANO_MPI_IMPORTS_H
+
+#include <link.h>
+#include <stdint.h>
+
+
+/* What a loaded object other than the MPI's and piano's calls (bits):
+ * the MPI's non-blocking file functions (MPI_File_iread*, MPI_File_iwrite*,
+ * the split collectives MPI_File_*_begin), piano's graph API
+ * (piano_graph_*, include/piano/graph.h). */
+enum {
+	IMPORTS_FILE_NONBLOCKING = 1u << 0,
+	IMPORTS_GRAPH_API = 1u << 1,
+};
+unsigned imports_scan(void);
+
+/* A loaded object's dynamic section (NULL without one), and an address
+ * entry of it as a pointer: glibc relocates those entries in place where
+ * the section is writable, not where it is read-only (RISC-V, MIPS, the
+ * vDSO), where an entry below the load address is still an offset. */
+const ElfW(Dyn) *imports_dynamic(const struct dl_phdr_info *info);
+uintptr_t imports_addr(const struct dl_phdr_info *info, ElfW(Addr) v);
+
+#endif
