@@ -133,6 +133,11 @@ void gate_quiet(void)
 	pthread_mutex_unlock(&bg_lock);
 }
 
+bool gate_fenced(void)
+{
+	return pmpi_g.serial && atomic_load_explicit(&bg, memory_order_relaxed) != BG_OFF;
+}
+
 /* The notice: one line per process once background progress has been
  * wanted but skipped for NOTICE_NS in one closed period. closed_since is
  * written (relaxed: it only times a message) by the thread that takes

@@ -28,6 +28,9 @@ void gate_app_open(void);
  * without a fence. */
 void gate_serial_setup(void);
 void gate_quiet(void);
+/* Serialized mode: whether application calls take the fenced path now (a
+ * hint, read relaxed). */
+bool gate_fenced(void);
 /* Serialized mode, PIANO_STATS: how often the engine turned the fenced
  * path on, and how many application calls took it. */
 struct gate_stats {

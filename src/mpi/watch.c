@@ -52,6 +52,7 @@
 #define STRIKES 5        /* undrained rounds in a row before a socket is ignored */
 #define REFRESH_NS 10000000u /* connections appear lazily: rescan every 10 ms */
 #define STANDBY_MS 1         /* look again this often while a native waiter drives */
+#define SETTLE_MS 10         /* quiet time before serialized mode's fence goes (watch_block) */
 
 /* All state below is owned by the watcher task, which runs on one thread
  * at a time (engine guarantee), except wake_pipe (written at shutdown). */
@@ -161,6 +162,10 @@ static int watch_block(void *arg, int timeout_ms)
 	if (sys_now_ns() - refreshed_ns > REFRESH_NS)
 		refresh();
 	choose_events();
+	/* While serialized mode's fenced path is on, a short timeout: every
+	 * application call pays the fence until we see a quiet one (below). */
+	if (gate_fenced() && (timeout_ms < 0 || timeout_ms > SETTLE_MS))
+		timeout_ms = SETTLE_MS;
 	int r = poll(fds, (nfds_t)nfds, timeout_ms);
 	if (r == 0 && !track_pending() && !waiters_pending() && !graphs_running()) {
 		/* A whole timeout without a socket event, and nothing for the
