@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-const ElfW(Dyn) *imports_dynamic(const struct dl_phdr_info *info)
+const ElfW(Dyn) * imports_dynamic(const struct dl_phdr_info *info)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -47,8 +47,7 @@ static unsigned kind_of(const char *name)
  * for the application. */
 static bool skipped_object(const char *path)
 {
-	static const char *const names[] = { "libmpi", "libmpich", "libpiano", "libopen-",
-		                             "mca_" };
+	static const char *const names[] = { "libmpi", "libmpich", "libpiano", "libopen-", "mca_" };
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -75,18 +74,12 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 		case DT_SYMTAB:
 			syms = (const ElfW(Sym) *)imports_addr(info, dyn->d_un.d_ptr);
 			break;
-		case DT_STRTAB:
-			strs = (const char *)imports_addr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_STRSZ:
-			strsz = dyn->d_un.d_val;
-			break;
+		case DT_STRTAB: strs = (const char *)imports_addr(info, dyn->d_un.d_ptr); break;
+		case DT_STRSZ: strsz = dyn->d_un.d_val; break;
 		case DT_GNU_HASH:
 			gnu = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr);
 			break;
-		case DT_HASH:
-			sysv = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr);
-			break;
+		case DT_HASH: sysv = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr); break;
 		}
 	}
 	if (!syms || !strs)

@@ -12,7 +12,6 @@
 #include <link.h>
 #include <stdint.h>
 
-
 /* What a loaded object other than the MPI's and piano's calls (bits):
  * the MPI's non-blocking file functions (MPI_File_iread*, MPI_File_iwrite*,
  * the split collectives MPI_File_*_begin), piano's graph API
@@ -27,7 +26,7 @@ unsigned imports_scan(void);
  * entry of it as a pointer: glibc relocates those entries in place where
  * the section is writable, not where it is read-only (RISC-V, MIPS, the
  * vDSO), where an entry below the load address is still an offset. */
-const ElfW(Dyn) *imports_dynamic(const struct dl_phdr_info *info);
+const ElfW(Dyn) * imports_dynamic(const struct dl_phdr_info *info);
 uintptr_t imports_addr(const struct dl_phdr_info *info, ElfW(Addr) v);
 
 #endif
