@@ -43,11 +43,12 @@ static unsigned kind_of(const char *name)
 	return n > nf + nb && !strcmp(name + n - nb, begin) ? IMPORTS_FILE_NONBLOCKING : 0;
 }
 
-/* The MPI's own libraries and piano's define these names or call them
- * for the application. */
+/* The MPI's own libraries (libmpi*, libmpich*, libopen-*, Open MPI's
+ * mca_* components) and piano's define these names or call them for the
+ * application. */
 static bool skipped_object(const char *path)
 {
-	static const char *const names[] = { "libmpi", "libmpich", "libpiano", "libopen-", "mca_" };
+	static const char *const names[] = { "libmpi", "libpiano", "libopen-", "mca_" };
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
