@@ -27,10 +27,10 @@
  *
  * Serialized mode (serial.h) closes the gate around every application MPI
  * call with a counter of its own, `app_in` (see gate_app_close() for its
- * protocol), and lets one background call in at a time (`bg_one`): a call that finds the application inside the MPI is no reason
- * to tell the user that background progress is off (it is not: the MPI
- * progresses itself meanwhile), so it stays out of the notice's
- * bookkeeping.
+ * protocol), and lets one background call in at a time (`bg_one`). A
+ * call that finds the application inside the MPI is no reason to tell the
+ * user that background progress is off (it is not: the MPI progresses
+ * itself meanwhile), so it stays out of the notice's bookkeeping.
  */
 #include "gate.h"
 #include "base.h"
