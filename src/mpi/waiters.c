@@ -44,6 +44,28 @@ void waiters_leave(bool native)
 	atomic_fetch_sub(&nwaiting, 1);
 }
 
+/*
+ * Serialized mode: one application thread at a time is inside the MPI (the
+ * application's promise at its thread level, ordered by its own
+ * synchronisation between calls), and the gate keeps piano's calls out
+ * while it is (gate_app_close()). So nnative has one writer at a time and
+ * needs neither the read-modify-writes nor the Dekker pair above: it is
+ * only the hint the progress task and the socket watcher read. Two locked
+ * operations on each side of every blocking call were most of what piano
+ * added to a ring of blocking 8-byte messages.
+ */
+void waiters_serial_enter(void)
+{
+	int n = atomic_load_explicit(&nnative, memory_order_relaxed);
+	atomic_store_explicit(&nnative, n + 1, memory_order_relaxed);
+}
+
+void waiters_serial_leave(void)
+{
+	int n = atomic_load_explicit(&nnative, memory_order_relaxed);
+	atomic_store_explicit(&nnative, n - 1, memory_order_relaxed);
+}
+
 bool waiters_native(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) != 0; }
 
 bool waiters_pending(void) { return atomic_load(&nwaitops) != 0; }

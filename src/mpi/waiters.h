@@ -37,6 +37,10 @@ bool waiters_enter(void);
 /* It waits natively (in the MPI's own call, which it progresses itself). */
 void waiters_go_native(void);
 void waiters_leave(bool native);
+/* Serialized mode's native wait: the same hint for the progress task and
+ * the socket watcher, without the count of waiters (there is one). */
+void waiters_serial_enter(void);
+void waiters_serial_leave(void);
 /* Some thread waits natively now (it drives the MPI itself). */
 bool waiters_native(void);
 

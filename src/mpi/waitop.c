@@ -34,6 +34,10 @@ enum wait_mode wait_enter(struct waitop *op)
 {
 	if (!pmpi_g.threaded || piano_ltask_current())
 		return WAIT_PLAIN;
+	if (pmpi_g.serial) {
+		waiters_serial_enter();
+		return WAIT_SERIAL;
+	}
 	/* Requests of kinds piano leaves alone are waited for natively too. */
 	if (waiters_enter() || track_any_foreign(op->reqs, op->n)) {
 		waiters_go_native();
@@ -52,6 +56,8 @@ void waitop_block(struct waitop *op)
 
 void wait_leave(enum wait_mode mode)
 {
-	if (mode != WAIT_PLAIN)
+	if (mode == WAIT_SERIAL)
+		waiters_serial_leave();
+	else if (mode != WAIT_PLAIN)
 		waiters_leave(mode == WAIT_NATIVE);
 }

@@ -13,14 +13,16 @@
  *   them and wakes it when the MPI has finished them; the thread then makes
  *   the MPI's own completion call, which returns at once. N waiting threads
  *   cost one poller, and every request is completed, and every error raised,
- *   by the application's thread in the call it made.
+ *   by the application's thread in the call it made;
+ * - serial: serialized mode (serial.h), where one application thread at a
+ *   time calls the MPI: native, with no count of waiters to keep.
  */
 #ifndef PIANO_MPI_WAITOP_H
 #define PIANO_MPI_WAITOP_H
 
 #include "waiters.h"
 
-enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED };
+enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED, WAIT_SERIAL };
 
 /* Decides how a blocking completion call on op's requests goes and, when it
  * is delegated, blocks until the MPI has finished them. The caller then
