@@ -20,35 +20,45 @@ static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct waitop *wait_head; /* protected by wait_lock */
 static _Atomic int nwaitops;     /* linked ops; read lock-free as a hint */
 
-/* Threads inside a native or delegated completion call, and those of them
- * waiting natively. Plain counters: a thread's decision only needs to see
- * whether another thread is inside (seq_cst read-modify-write). */
-static _Atomic int nwaiting;
-static _Atomic int nnative;
+/*
+ * Threads inside a native or delegated completion call (the low half) and
+ * those of them waiting natively (the high half), in one word: a thread
+ * enters as a native waiter and leaves with one read-modify-write each (a
+ * locked operation waits for the store buffer to drain: two per side of
+ * every blocking call were a measurable share of a small message's cost).
+ * A thread that finds others inside and delegates takes its native count
+ * back (waiters_delegate()); until then the progress task and the socket
+ * watcher stand back for a moment, which is harmless.
+ */
+#define WAITER 1u
+#define NATIVE (1u << 16)
+static _Atomic unsigned waiting;
 
-bool waiters_enter(void) { return atomic_fetch_add(&nwaiting, 1) == 0; }
+static unsigned native_count(unsigned w) { return w / NATIVE; }
+
+bool waiters_enter(void)
+{
+	/* seq_cst, Dekker pair with the progress call in waiters_progress():
+	 * no background progress call starts after this. */
+	return atomic_fetch_add(&waiting, WAITER | NATIVE) % NATIVE == 0;
+}
 
 void waiters_go_native(void)
 {
-	/* seq_cst, Dekker pair with the progress call in waiters_progress():
-	 * no background progress call starts after this, and one already
+	/* After the increment in waiters_enter(): a progress call already
 	 * running is not left starved. */
-	atomic_fetch_add(&nnative, 1);
 	starve_relieve();
 }
 
-void waiters_leave(bool native)
-{
-	if (native)
-		atomic_fetch_sub(&nnative, 1);
-	atomic_fetch_sub(&nwaiting, 1);
-}
+void waiters_delegate(void) { atomic_fetch_sub(&waiting, NATIVE); }
+
+void waiters_leave(bool native) { atomic_fetch_sub(&waiting, native ? WAITER | NATIVE : WAITER); }
 
 /*
  * Serialized mode: one application thread at a time is inside the MPI (the
  * application's promise at its thread level, ordered by its own
  * synchronisation between calls), and the gate keeps piano's calls out
- * while it is (gate_app_close()). So nnative has one writer at a time and
+ * while it is (gate_app_close()). So `waiting` has one writer at a time and
  * needs neither the read-modify-writes nor the Dekker pair above: it is
  * only the hint the progress task and the socket watcher read. Two locked
  * operations on each side of every blocking call were most of what piano
@@ -56,17 +66,20 @@ void waiters_leave(bool native)
  */
 void waiters_serial_enter(void)
 {
-	int n = atomic_load_explicit(&nnative, memory_order_relaxed);
-	atomic_store_explicit(&nnative, n + 1, memory_order_relaxed);
+	unsigned w = atomic_load_explicit(&waiting, memory_order_relaxed);
+	atomic_store_explicit(&waiting, w + (WAITER | NATIVE), memory_order_relaxed);
 }
 
 void waiters_serial_leave(void)
 {
-	int n = atomic_load_explicit(&nnative, memory_order_relaxed);
-	atomic_store_explicit(&nnative, n - 1, memory_order_relaxed);
+	unsigned w = atomic_load_explicit(&waiting, memory_order_relaxed);
+	atomic_store_explicit(&waiting, w - (WAITER | NATIVE), memory_order_relaxed);
 }
 
-bool waiters_native(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) != 0; }
+bool waiters_native(void)
+{
+	return native_count(atomic_load_explicit(&waiting, memory_order_relaxed)) != 0;
+}
 
 bool waiters_pending(void) { return atomic_load(&nwaitops) != 0; }
 
@@ -179,12 +192,12 @@ unsigned waiters_progress(void)
 	/* A thread waiting alone in the MPI's own wait drives it; a second
 	 * poller would only contend with it (MPICH's global lock) and make
 	 * that wait slower than without piano. */
-	if (atomic_load_explicit(&nnative, memory_order_relaxed))
+	if (waiters_native())
 		return 0;
 	struct poker *me = starve_begin();
 	/* seq_cst load after the seq_cst store of starve_begin(): either the
 	 * waiter that arrives now sees us inside, or we see it and stand back. */
-	if (!me || !atomic_load(&nnative))
+	if (!me || !native_count(atomic_load(&waiting)))
 		gate_poke();
 	starve_end(me);
 	return 0;

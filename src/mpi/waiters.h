@@ -31,11 +31,13 @@ struct waitop {
 	struct waitop *next, *prev;
 };
 
-/* A thread enters a blocking completion call that may go through piano:
- * true when no other thread is inside one. */
+/* A thread enters a blocking completion call that may go through piano,
+ * counted as waiting natively: true when no other thread is inside one. */
 bool waiters_enter(void);
 /* It waits natively (in the MPI's own call, which it progresses itself). */
 void waiters_go_native(void);
+/* Or it delegates its wait: no longer counted as waiting natively. */
+void waiters_delegate(void);
 void waiters_leave(bool native);
 /* Serialized mode's native wait: the same hint for the progress task and
  * the socket watcher, without the count of waiters (there is one). */

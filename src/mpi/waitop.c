@@ -43,6 +43,7 @@ enum wait_mode wait_enter(struct waitop *op)
 		waiters_go_native();
 		return WAIT_NATIVE;
 	}
+	waiters_delegate();
 	waitop_block(op);
 	return WAIT_DELEGATED;
 }
