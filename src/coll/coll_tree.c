@@ -30,6 +30,8 @@ int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_
 	long per = size > 0 ? segment / size : count;
 	if (per < 1)
 		per = 1;
+	if (per > count)
+		per = count; /* one segment; also keeps *seg_count an int */
 	if (count <= 0) {
 		*seg_count = 0;
 		return 1;
