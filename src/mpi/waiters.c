@@ -21,13 +21,13 @@ static struct waitop *wait_head; /* protected by wait_lock */
 static _Atomic int nwaitops;     /* linked ops; read lock-free as a hint */
 
 /*
- * Threads inside a native or delegated completion call (the low half) and
- * those of them waiting natively (the high half), in one word: a thread
- * enters as a native waiter and leaves with one read-modify-write each (a
- * locked operation waits for the store buffer to drain: two per side of
- * every blocking call were a measurable share of a small message's cost).
- * A thread that finds others inside and delegates takes its native count
- * back (waiters_delegate()); until then the progress task and the socket
+ * Threads inside a native or delegated completion call (the low half, fewer
+ * than 65,536) and those of them waiting natively (the high half), in one
+ * word, so that a thread enters as a native waiter and leaves with one
+ * read-modify-write each: a locked operation waits for the store buffer to
+ * drain, and every blocking call pays it on both sides. A thread that finds
+ * others inside and delegates takes its native count back
+ * (waiters_delegate()); until then the progress task and the socket
  * watcher stand back for a moment, which is harmless.
  */
 #define WAITER 1u
@@ -60,9 +60,9 @@ void waiters_leave(bool native) { atomic_fetch_sub(&waiting, native ? WAITER | N
  * synchronisation between calls), and the gate keeps piano's calls out
  * while it is (gate_app_close()). So `waiting` has one writer at a time and
  * needs neither the read-modify-writes nor the Dekker pair above: it is
- * only the hint the progress task and the socket watcher read. Two locked
- * operations on each side of every blocking call were most of what piano
- * added to a ring of blocking 8-byte messages.
+ * only the hint the progress task and the socket watcher read. On a ring
+ * of blocking 8-byte messages the locked operations would be most of what
+ * piano adds (docs/performance.md, "Small messages").
  */
 void waiters_serial_enter(void)
 {
