@@ -44,6 +44,7 @@
  * closed it.
  */
 #include "base.h"
+#include "report.h"
 #include "fileio.h"
 #include "gate.h"
 #include "init.h"
@@ -235,14 +236,19 @@ PMPI_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ety
 /* The MPI's own call under the lock, after the queued transfers that it
  * must follow: those of `after` (MPI_FILE_NULL: of no file), and when the
  * call is collective, every collective one (fileio.h says why). */
-#define LOCKED_AFTER(after, collective, call)                 \
+#define LOCKED_CALL(rc, after, collective, call)              \
 	do {                                                  \
 		if ((after) != MPI_FILE_NULL || (collective)) \
 			fileio_flush(after, collective);      \
 		fileio_lock();                                \
-		int rc_ = call;                               \
+		rc = call;                                    \
 		fileio_unlock();                              \
-		return rc_;                                   \
+	} while (0)
+#define LOCKED_AFTER(after, collective, call)              \
+	do {                                               \
+		int rc_;                                   \
+		LOCKED_CALL(rc_, after, collective, call); \
+		return rc_;                                \
 	} while (0)
 #define AFTER(name, params, args, after, collective)                    \
 	PMPI_EXPORT int MPI_File_##name params                          \
@@ -357,31 +363,42 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 	return fileio_submit(&x, req);
 }
 
-/* The MPI's own non-blocking call, as LOCKED_AFTER, its request recorded;
- * the file keeps the gate closed from before the call until its close. */
-#define NATIVE(after, collective, call)                              \
-	do {                                                         \
-		gate_file(fh);                                       \
-		LOCKED_AFTER(after, collective, foreign(call, req)); \
-	} while (0)
+/* The overlap report's record of a non-blocking transfer (report.h): made
+ * by piano's helper or by the MPI's own call. */
+static int ixfer_posted(int rc, MPI_Request *req, int kind, MPI_Count count, MPI_Datatype dt,
+                        bool ours, const void *site)
+{
+	if (report_on && rc == MPI_SUCCESS) {
+		long bytes = -1;
+		pmpi_type_bytes(count, dt, &bytes);
+		report_post_(kind, bytes, ours, *req, site);
+	}
+	return rc;
+}
 
 /* One non-blocking transfer: name, buffer qualifier, count type, whether
  * it writes, through which pointer (0: explicit offset, 1: individual,
  * 2: shared), whether it is collective (_all; ordered with the shared
- * pointer). */
-#define IXFER_ONE(name, bufq, C, wr, ptr, coll)                                                 \
+ * pointer), its kind in the report. The MPI's own call runs as
+ * LOCKED_AFTER, its request recorded; the file keeps the gate closed from
+ * before the call until its close. */
+#define IXFER_ONE(name, bufq, C, wr, ptr, coll, kind)                                           \
 	PMPI_EXPORT int MPI_File_##name(MPI_File fh, IXFER_PARAM_##ptr bufq void *buf, C count, \
 	                                MPI_Datatype dt, MPI_Request *req)                      \
 	{                                                                                       \
 		PMPI_APP_SCOPE();                                                               \
 		pmpi_ensure();                                                                  \
+		const void *site = REPORT_SITE();                                               \
 		int rc = try_ours((struct fileio_xfer){ fh, wr, ptr == 2, coll, (void *)buf,    \
 		                                        count, dt, IXFER_AT_##ptr, 0 },         \
 		                  ptr == 1, req);                                               \
 		if (rc >= 0)                                                                    \
-			return rc;                                                              \
-		NATIVE(ptr == 2 ? fh : MPI_FILE_NULL, coll,                                     \
-		       PMPI_File_##name(fh, IXFER_ARG_##ptr buf, count, dt, req));              \
+			return ixfer_posted(rc, req, kind, count, dt, true, site);              \
+		gate_file(fh);                                                                  \
+		LOCKED_CALL(rc, ptr == 2 ? fh : MPI_FILE_NULL, coll,                            \
+		            foreign(PMPI_File_##name(fh, IXFER_ARG_##ptr buf, count, dt, req),  \
+		                    req));                                                      \
+		return ixfer_posted(rc, req, kind, count, dt, false, site);                     \
 	}
 #define IXFER_PARAM_0 MPI_Offset offset,
 #define IXFER_PARAM_1
@@ -392,17 +409,17 @@ static int try_ours(struct fileio_xfer x, bool individual, MPI_Request *req)
 #define IXFER_ARG_0 offset,
 #define IXFER_ARG_1
 #define IXFER_ARG_2
-#define IXFER(sfx, C, unused)                                   \
-	IXFER_ONE(iread_at##sfx, , C, false, 0, false)          \
-	IXFER_ONE(iwrite_at##sfx, const, C, true, 0, false)     \
-	IXFER_ONE(iread##sfx, , C, false, 1, false)             \
-	IXFER_ONE(iwrite##sfx, const, C, true, 1, false)        \
-	IXFER_ONE(iread_shared##sfx, , C, false, 2, false)      \
-	IXFER_ONE(iwrite_shared##sfx, const, C, true, 2, false) \
-	IXFER_ONE(iread_all##sfx, , C, false, 1, true)          \
-	IXFER_ONE(iwrite_all##sfx, const, C, true, 1, true)     \
-	IXFER_ONE(iread_at_all##sfx, , C, false, 0, true)       \
-	IXFER_ONE(iwrite_at_all##sfx, const, C, true, 0, true)
+#define IXFER(sfx, C, unused)                                                              \
+	IXFER_ONE(iread_at##sfx, , C, false, 0, false, REPORT_FILE_IREAD_AT)               \
+	IXFER_ONE(iwrite_at##sfx, const, C, true, 0, false, REPORT_FILE_IWRITE_AT)         \
+	IXFER_ONE(iread##sfx, , C, false, 1, false, REPORT_FILE_IREAD)                     \
+	IXFER_ONE(iwrite##sfx, const, C, true, 1, false, REPORT_FILE_IWRITE)               \
+	IXFER_ONE(iread_shared##sfx, , C, false, 2, false, REPORT_FILE_IREAD_SHARED)       \
+	IXFER_ONE(iwrite_shared##sfx, const, C, true, 2, false, REPORT_FILE_IWRITE_SHARED) \
+	IXFER_ONE(iread_all##sfx, , C, false, 1, true, REPORT_FILE_IREAD_ALL)              \
+	IXFER_ONE(iwrite_all##sfx, const, C, true, 1, true, REPORT_FILE_IWRITE_ALL)        \
+	IXFER_ONE(iread_at_all##sfx, , C, false, 0, true, REPORT_FILE_IREAD_AT_ALL)        \
+	IXFER_ONE(iwrite_at_all##sfx, const, C, true, 0, true, REPORT_FILE_IWRITE_AT_ALL)
 BOTH_FORMS(IXFER, -)
 
 /*

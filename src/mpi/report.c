@@ -40,6 +40,16 @@ static const char *const kind_names[REPORT_KIND_COUNT] = {
 	[REPORT_IALLTOALLV] = "ialltoallv",
 	[REPORT_IALLTOALLW] = "ialltoallw",
 	[REPORT_INEIGHBOR] = "ineighbor",
+	[REPORT_FILE_IREAD_AT] = "file_iread_at",
+	[REPORT_FILE_IWRITE_AT] = "file_iwrite_at",
+	[REPORT_FILE_IREAD] = "file_iread",
+	[REPORT_FILE_IWRITE] = "file_iwrite",
+	[REPORT_FILE_IREAD_SHARED] = "file_iread_shared",
+	[REPORT_FILE_IWRITE_SHARED] = "file_iwrite_shared",
+	[REPORT_FILE_IREAD_ALL] = "file_iread_all",
+	[REPORT_FILE_IWRITE_ALL] = "file_iwrite_all",
+	[REPORT_FILE_IREAD_AT_ALL] = "file_iread_at_all",
+	[REPORT_FILE_IWRITE_AT_ALL] = "file_iwrite_at_all",
 };
 
 const char *report_kind_name(int kind)
@@ -360,6 +370,10 @@ static int by_of(const struct flight *f, bool wait, const uint32_t now[PIANO_POI
 		return REPORT_BY_TEST;
 	if (f->ready != 1)
 		return REPORT_BY_WAIT;
+	/* piano's file helper, a blocking helper, made the transfer whatever
+	 * the progress rounds did meanwhile. */
+	if (report_is_file(f->kind) && f->eager)
+		return REPORT_BY_BLOCK;
 	if (best < 0)
 		return REPORT_BY_MPI;
 	return REPORT_BY_EXPLICIT + best;

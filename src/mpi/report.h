@@ -51,10 +51,30 @@ enum report_kind {
 	REPORT_IALLTOALLV,
 	REPORT_IALLTOALLW,
 	REPORT_INEIGHBOR, /* every MPI_Ineighbor_* */
+	/* Non-blocking file transfers (REPORT_FILE_FIRST..REPORT_FILE_LAST);
+	 * the row's `eager` bit says who transfers: piano's file helper (1) or
+	 * the MPI's own call (0). */
+	REPORT_FILE_IREAD_AT,
+	REPORT_FILE_IWRITE_AT,
+	REPORT_FILE_IREAD,
+	REPORT_FILE_IWRITE,
+	REPORT_FILE_IREAD_SHARED,
+	REPORT_FILE_IWRITE_SHARED,
+	REPORT_FILE_IREAD_ALL,
+	REPORT_FILE_IWRITE_ALL,
+	REPORT_FILE_IREAD_AT_ALL,
+	REPORT_FILE_IWRITE_AT_ALL,
 	REPORT_KIND_COUNT
 };
 
+enum { REPORT_FILE_FIRST = REPORT_FILE_IREAD_AT, REPORT_FILE_LAST = REPORT_FILE_IWRITE_AT_ALL };
+
 const char *report_kind_name(int kind);
+
+static inline bool report_is_file(int kind)
+{
+	return kind >= REPORT_FILE_FIRST && kind <= REPORT_FILE_LAST;
+}
 
 /* Who completed an operation (the report's "by" columns). */
 enum report_by {
@@ -81,7 +101,7 @@ int report_setup(void);
 
 /* An operation was posted: *req is its request (MPI_REQUEST_NULL: ignored);
  * bytes its message size (-1: not known); eager whether it is at most the
- * eager limit. */
+ * eager limit (a file transfer: whether piano's helper makes it). */
 void report_post_(int kind, long bytes, bool eager, MPI_Request req, const void *site);
 static inline void report_post(int kind, long bytes, bool eager, int rc, const MPI_Request *req,
                                const void *site)

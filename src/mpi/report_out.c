@@ -431,10 +431,28 @@ static void diagnose(struct merged *m)
 		     "own, not the transfers'",
 		     ready, ready_blocked);
 	uint64_t in_flight = m->v[C_BY + REPORT_BY_WAIT];
-	if (waits && in_flight * 2 > waits && window >= 5.0 && !m->eager) {
+	bool file = report_is_file(m->kind);
+	if (waits && in_flight * 2 > waits && window >= 5.0 && !(is_p2p(m->kind) && m->eager)) {
 		double per_op = (double)rounds / (double)done;
 		uint64_t timer_rounds = m->v[C_ROUNDS + PIANO_POINT_TIMER];
-		if (rounds && timer_rounds * 2 > rounds)
+		/* piano's helper makes the transfer whatever the engine's rounds
+		 * do; the MPI's own file calls are not what those rounds drive. */
+		if (file && m->eager)
+			diag(m,
+			     "%.0f%% still in flight at the wait after %.1f us on average: piano's "
+			     "file helper was still transferring; the I/O takes longer than the "
+			     "computation between post and wait",
+			     100.0 * (double)in_flight / (double)waits, window);
+		else if (file)
+			diag(m,
+			     "%.0f%% still in flight at the wait after %.1f us on average: the "
+			     "MPI's "
+			     "own non-blocking file call had not finished (piano leaves a transfer "
+			     "to the MPI with PIANO_MPI_FILE=native, in serialized mode, and on "
+			     "MPICH for contiguous independent ones: docs/mpi.md, \"Non-blocking "
+			     "file I/O\")",
+			     100.0 * (double)in_flight / (double)waits, window);
+		else if (rounds && timer_rounds * 2 > rounds)
 			diag(m,
 			     "%.0f%% still in flight at the wait after %.1f us on average; the "
 			     "engine "
@@ -473,6 +491,8 @@ static void diagnose(struct merged *m)
 
 static const char *proto(const struct merged *m)
 {
+	if (report_is_file(m->kind))
+		return m->eager ? "piano" : "mpi";
 	return !is_p2p(m->kind) ? "-" : m->eager ? "eager" : "rndv";
 }
 

@@ -128,9 +128,10 @@ diff -u "$dir/on.txt" "$dir/again.txt" ||
 	fail "piano-report's text differs from the report's (above: - piano's, + piano-report's)"
 echo "report: piano-report prints the text report again: ok"
 
-# The comparison (the system's python3): every row of the first report,
+# The comparison (the system's python3): every row of the second report,
 # (kind, protocol, call site), is a row of both runs, and none is of one
-# run only (the same program made both).
+# run only (the same program made both). A file transfer made by the MPI
+# in the first run and by piano in the second is one row, "mpi>piano".
 /usr/bin/python3 "$piano_report" "$dir/off.txt.json" "$dir/on.txt.json" >"$dir/cmp.txt" ||
 	fail "piano-report's comparison failed"
 cat "$dir/cmp.txt"
@@ -148,7 +149,8 @@ sed -n '/^## Call sites of both/,/^all /p' "$dir/cmp.txt" >"$dir/both"
 while read -r id kind proto; do
 	name=$(sed -n "s/^$id //p" "$dir/names")
 	awk -v k="$kind" -v p="$proto" -v n="  $name" '
-		$1 == k && $2 == p && substr($0, length($0) - length(n) + 1) == n { found = 1 }
+		($2 == p || substr($2, length($2) - length(p)) == ">" p) &&
+		$1 == k && substr($0, length($0) - length(n) + 1) == n { found = 1 }
 		END { exit !found }' "$dir/both" ||
 		fail "call site $id ($kind $proto, $name) is not a row of both in the comparison"
 done <"$dir/rows"
