@@ -832,28 +832,35 @@ void report_finish(void)
 		n = snprintf(note, sizeof(note), "!\t%s\n", why);
 		part = note;
 	}
+	/* Rank 0 says at each step whether it has room to receive (a Bcast):
+	 * a root that gathered into no buffer would crash, and one that posted
+	 * shorter receives than the parts would fail them (truncation), and
+	 * every rank must take the same collective steps, or some would wait
+	 * in one for ever. */
 	int *lens = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
 	int *displs = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
-	PMPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
 	char *all = NULL;
-	if (rank == 0 && lens && displs) {
-		long total = 0;
-		for (int r = 0; r < size; r++) {
-			displs[r] = (int)total;
-			total += lens[r];
+	int room = rank != 0 || (lens && displs);
+	PMPI_Bcast(&room, 1, MPI_INT, 0, comm);
+	if (room) {
+		PMPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+		if (rank == 0) {
+			long total = 0;
+			for (int r = 0; r < size; r++) {
+				displs[r] = (int)total;
+				total += lens[r];
+			}
+			all = total < INT_MAX ? malloc((size_t)total + 1) : NULL;
+			if (all)
+				all[total] = '\0';
+			room = all != NULL;
 		}
-		all = total < INT_MAX ? malloc((size_t)total + 1) : NULL;
-		if (all)
-			all[total] = '\0';
+		PMPI_Bcast(&room, 1, MPI_INT, 0, comm);
 	}
-	/* Rank 0 takes part in the Gatherv whatever happened, or the others
-	 * would wait in it for ever; without room it receives nothing. */
-	if (rank == 0 && !all)
-		for (int r = 0; lens && r < size; r++)
-			lens[r] = 0;
-	PMPI_Gatherv(part, n, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, comm);
+	if (room)
+		PMPI_Gatherv(part, n, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, comm);
 	if (rank == 0) {
-		if (!all || !lens) {
+		if (!room) {
 			pmpi_warn("out of memory gathering the overlap report: no report");
 		} else if (!path[0]) {
 			pmpi_warn("no overlap report: rank 0 has no path to write it to (above)");

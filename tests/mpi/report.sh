@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# report.sh NP on|off|tool|failed PIANO-RUN PROGRAM LAUNCHER...: runs test_report
+# report.sh NP on|off|tool|png|failed PIANO-RUN PROGRAM LAUNCHER...: runs test_report
 # (PROGRAM) on NP ranks under piano-run with PIANO_REPORT set (off: and
 # PIANO_PROGRESSION=0), then checks the report: the text file and its
 # JSON exist, and report_check.py finds every row the program expects.
@@ -9,16 +9,20 @@
 # without; then tools/piano-report must print the first's text report
 # again from its JSON, byte for byte, and its comparison of the two must
 # show every call site as common to both.
+# png: one such run, then tools/piano-report --png must write a PNG of it;
+# with gnuplot not on PATH (a PATH holding python3 only), or given two
+# reports, it must fail with status 2 and leave the output path as it was.
+# Skipped (77) when the machine has no gnuplot.
 # failed: rank 1's set-up of the report fails (a wrapper between the
 # launcher and piano-run starts it in a working directory so deep that the
 # relative PIANO_REPORT cannot be made absolute): the job must still end,
 # rank 1 must say why on stderr, and rank 0's report must hold the other
 # ranks' rows only and name rank 1 as a rank that recorded nothing, in the
 # text and in the JSON, which tools/piano-report prints as the same text.
-# Exit status: 0 passed, 1 failed.
+# Exit status: 0 passed, 1 failed, 77 skipped.
 set -u
 if [ $# -lt 5 ]; then
-	echo "usage: report.sh NP on|off|tool|failed PIANO-RUN PROGRAM LAUNCHER..." >&2
+	echo "usage: report.sh NP on|off|tool|png|failed PIANO-RUN PROGRAM LAUNCHER..." >&2
 	exit 1
 fi
 np=$1 mode=$2 piano_run=$3 program=$4
@@ -66,6 +70,58 @@ on | off)
 	run report "$mode" env "$@"
 	exit 0 ;;
 tool) ;;
+png)
+	if ! command -v gnuplot >/dev/null 2>&1; then
+		echo "report: no gnuplot (Debian: apt-get install gnuplot-nox): skipped"
+		exit 77
+	fi
+	run png on option "$@"
+	mkdir "$dir/out" "$dir/bin" || fail "cannot make directories in $dir"
+	"$piano_report" --png "$dir/out/sites.png" "$dir/png.txt.json" ||
+		fail "piano-report --png failed"
+	[ -f "$dir/out/sites.png" ] || fail "piano-report --png wrote no file"
+	sig=$(head -c 8 "$dir/out/sites.png" | od -An -tx1 | tr -d ' \n')
+	[ "$sig" = 89504e470d0a1a0a ] || fail "sites.png is not a PNG (starts with $sig)"
+	size=$(wc -c <"$dir/out/sites.png")
+	# A plot with its labels is tens of KiB; a blank canvas a few.
+	[ "$size" -ge 10000 ] || fail "sites.png has only $size bytes"
+	[ "$(ls -A "$dir/out")" = sites.png ] ||
+		fail "piano-report --png left other files: $(ls -A "$dir/out")"
+	echo "report: piano-report --png wrote a PNG of $size bytes: ok"
+
+	# No gnuplot: status 2, a message naming the package, no file, and an
+	# existing file untouched (the script's #! finds python3 on PATH). The
+	# interpreter itself: python3 on PATH may be a wrapper (pyenv's shim is
+	# a bash script).
+	python=$(python3 -c 'import sys; print(sys.executable)')
+	[ -x "$python" ] || fail "cannot find the python3 interpreter"
+	ln -s "$python" "$dir/bin/python3" || fail "cannot link python3"
+	echo old >"$dir/out/old.png"
+	for f in none.png old.png; do
+		PATH=$dir/bin "$piano_report" --png "$dir/out/$f" "$dir/png.txt.json" \
+			2>"$dir/err"
+		rc=$?
+		cat "$dir/err"
+		[ "$rc" -eq 2 ] || fail "without gnuplot, piano-report --png exited with $rc, not 2"
+		if ! grep -q gnuplot-nox "$dir/err" || [ "$(wc -l <"$dir/err")" -ne 1 ]; then
+			fail "without gnuplot, piano-report --png did not say which package in one line"
+		fi
+	done
+	[ ! -e "$dir/out/none.png" ] || fail "without gnuplot, piano-report --png made none.png"
+	[ "$(cat "$dir/out/old.png")" = old ] ||
+		fail "without gnuplot, piano-report --png changed an existing file"
+
+	# Two reports and --png: a usage error, no file.
+	"$piano_report" --png "$dir/out/two.png" "$dir/png.txt.json" "$dir/png.txt.json" \
+		2>"$dir/err"
+	rc=$?
+	cat "$dir/err"
+	[ "$rc" -eq 2 ] || fail "piano-report --png A B exited with $rc, not 2"
+	[ ! -e "$dir/out/two.png" ] || fail "piano-report --png A B made a file"
+	[ "$(ls -A "$dir/out")" = "old.png
+sites.png" ] || fail "piano-report left files after failing: $(ls -A "$dir/out")"
+	echo "report: piano-report --png fails without gnuplot or with two reports: ok"
+	exit 0 ;;
 failed)
 	# A working directory so deep that failed.txt in it is longer than
 	# PATH_MAX (4096) with the 12 characters of its temporary files' suffix.
@@ -115,7 +171,7 @@ failed)
 	diff -u "$dir/failed.txt" "$dir/again.txt" ||
 		fail "piano-report's text differs from the report's (above: - piano's, + piano-report's)"
 	exit 0 ;;
-*) fail "unknown mode '$mode' (on, off, tool or failed)" ;;
+*) fail "unknown mode '$mode' (on, off, tool, png or failed)" ;;
 esac
 
 run on on option "$@"
