@@ -57,6 +57,70 @@ const char *report_kind_name(int kind)
 	return kind >= 0 && kind < REPORT_KIND_COUNT ? kind_names[kind] : "?";
 }
 
+/* ------------------------------------------------------------- clock */
+
+/*
+ * The recording reads a clock four times per operation of a wait on two
+ * (post, the wait's start and end, a readiness question); with
+ * clock_gettime(CLOCK_MONOTONIC) those reads were about 40 % of the
+ * recording's cost (perf, a loop of MPI_PROC_NULL operations: ~30 ns each
+ * in this VM). Where the processor has an invariant time-stamp counter
+ * (constant rate, not stopped in sleep states: CPUID 0x80000007 EDX bit
+ * 8), the recording counts its ticks instead, and converts sums of ticks
+ * to ns when the rows are read, at the rate measured between set-up and
+ * that moment (as exact as two clock_gettime readings over the whole run).
+ * Elsewhere a tick is a ns of CLOCK_MONOTONIC.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+static bool tsc_ok; /* written once by report_setup() before recording starts */
+static inline uint64_t ticks(void) { return tsc_ok ? __rdtsc() : sys_now_ns(); }
+static bool tsc_invariant(void)
+{
+	unsigned a, b, c, d;
+	return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+}
+#else
+static const bool tsc_ok = false;
+static inline uint64_t ticks(void) { return sys_now_ns(); }
+static bool tsc_invariant(void) { return false; }
+#endif
+
+/* Set-up's readings, and READY_NS in ticks (from a short calibration). */
+static uint64_t ns0, ticks0, ready_ticks;
+
+enum { READY_NS = 1000 }; /* see complete_now() */
+
+static void clock_setup(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	tsc_ok = tsc_invariant();
+#endif
+	ns0 = sys_now_ns();
+	ticks0 = ticks();
+	ready_ticks = READY_NS;
+	if (!tsc_ok)
+		return;
+	/* 200 us: the threshold's error is that of two clock readings in it
+	 * (well under 1 %). */
+	uint64_t n1, t1;
+	do {
+		n1 = sys_now_ns();
+		t1 = ticks();
+	} while (n1 - ns0 < 200000);
+	ready_ticks = (uint64_t)((double)READY_NS * (double)(t1 - ticks0) / (double)(n1 - ns0));
+}
+
+/* ns per tick since set-up (1 without the counter). */
+static double ns_per_tick(void)
+{
+	if (!tsc_ok)
+		return 1.0;
+	uint64_t n = sys_now_ns(), t = ticks();
+	return t > ticks0 ? (double)(n - ns0) / (double)(t - ticks0) : 1.0;
+}
+
 /* ------------------------------------------------------ engine rounds */
 
 /* Rounds of the engine's progress by polling point, written by whichever
@@ -90,7 +154,7 @@ enum { BUCKET = 8, NBUCKETS = 4096, CLAIMED = 1 };
 
 struct flight {
 	const void *site;
-	uint64_t t_post; /* 0: a persistent request not started */
+	uint64_t t_post; /* ticks(); 0: a persistent request not started */
 	long bytes;
 	uint32_t rounds[PIANO_POINT_COUNT]; /* engine rounds when posted */
 	uint16_t kind;
@@ -203,6 +267,7 @@ int report_setup(void)
 	}
 	for (size_t i = 0; i < NBUCKETS * BUCKET; i++)
 		atomic_init(&fkeys[i], 0);
+	clock_setup();
 	report_on = 1;
 	return 0;
 }
@@ -257,7 +322,7 @@ static bool insert(int kind, long bytes, bool eager, bool persistent, MPI_Reques
 
 void report_post_(int kind, long bytes, bool eager, MPI_Request req, const void *site)
 {
-	uint64_t now = sys_now_ns();
+	uint64_t now = ticks();
 	if (insert(kind, bytes, eager, false, req, site, now)) {
 		struct report_row *row = row_of(site, kind, eager);
 		if (row)
@@ -272,7 +337,7 @@ void report_init_(int kind, long bytes, bool eager, MPI_Request req, const void 
 
 void report_start_(const MPI_Request *reqs, int n)
 {
-	uint64_t now = sys_now_ns();
+	uint64_t now = ticks();
 	for (int i = 0; i < n; i++) {
 		long slot = find(key_of(reqs[i]));
 		if (slot < 0)
@@ -299,8 +364,6 @@ void report_start_(const MPI_Request *reqs, int n)
  * needed a progress call that moved data is not. A request of a send
  * queued for offload is asked through its record.
  */
-enum { READY_NS = 1000 };
-
 /* *clock: a time read just before the question, replaced by one read
  * after it, so that a wait's questions share their readings (a clock read
  * is a sizeable part of the recording's cost per operation). */
@@ -310,8 +373,8 @@ static bool complete_now(MPI_Request req, uint64_t *clock)
 	uint64_t t0 = *clock;
 	if (!offload_get_status(req, &flag, MPI_STATUS_IGNORE, &rc))
 		rc = PMPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
-	*clock = sys_now_ns();
-	return rc == MPI_SUCCESS && flag && *clock - t0 < READY_NS;
+	*clock = ticks();
+	return rc == MPI_SUCCESS && flag && *clock - t0 < ready_ticks;
 }
 
 /* A wait asks at most this many recorded requests that turn out still in
@@ -325,7 +388,7 @@ void report_begin_(struct report_call *rep, const MPI_Request *reqs, int n, bool
 	if (n <= 0 || !reqs)
 		return;
 	/* The questions below are part of the wait: its time starts here. */
-	uint64_t t0 = sys_now_ns();
+	uint64_t t0 = ticks();
 	rep->before = n <= (int)(sizeof(rep->small) / sizeof(rep->small[0]))
 	                      ? rep->small
 	                      : malloc((size_t)n * sizeof(MPI_Request));
@@ -389,7 +452,7 @@ static int by_of(const struct flight *f, bool wait, const uint32_t now[PIANO_POI
 void report_end_(struct report_call *rep, int rc, const MPI_Request *after, const int *idx,
                  int nidx)
 {
-	uint64_t t1 = sys_now_ns();
+	uint64_t t1 = ticks();
 	uint32_t now[PIANO_POINT_COUNT];
 	snapshot(now);
 	/* Two passes: count the recorded requests the call completed, then
@@ -413,7 +476,7 @@ void report_end_(struct report_call *rep, int rc, const MPI_Request *after, cons
 		if (slot >= 0 && fdata[slot].t_post)
 			slots[m++] = slot;
 	}
-	uint64_t call_ns = t1 > rep->t0 ? t1 - rep->t0 : 0;
+	uint64_t call_ticks = t1 > rep->t0 ? t1 - rep->t0 : 0;
 	/* A wait whose operations were all complete when it began had nothing
 	 * to wait for: its time is its own (ready_waits). */
 	bool all_ready = rep->wait && m > 0;
@@ -425,7 +488,7 @@ void report_end_(struct report_call *rep, int rc, const MPI_Request *after, cons
 		uint32_t delta[PIANO_POINT_COUNT];
 		int by = by_of(f, rep->wait, now, delta);
 		if (row) {
-			uint64_t share = call_ns / (uint64_t)m;
+			uint64_t share = call_ticks / (uint64_t)m;
 			row->completed++;
 			if (f->bytes > 0)
 				row->bytes += (uint64_t)f->bytes;
@@ -479,11 +542,18 @@ void report_rows(void (*f)(const struct report_row *row, void *arg), void *arg)
 		if (row)
 			row->pending++;
 	}
+	/* The rows' times are sums of ticks: the reader gets ns. */
+	double scale = ns_per_tick();
 	pthread_mutex_lock(&tabs_lock);
 	for (struct site_tab *t = all_tabs; t; t = t->next)
 		for (unsigned i = 0; i < SITES; i++)
-			if (t->rec[i].used)
-				f(&t->rec[i].row, arg);
+			if (t->rec[i].used) {
+				struct report_row row = t->rec[i].row;
+				row.window_ns = (uint64_t)((double)row.window_ns * scale);
+				row.blocked_ns = (uint64_t)((double)row.blocked_ns * scale);
+				row.ready_waits_ns = (uint64_t)((double)row.ready_waits_ns * scale);
+				f(&row, arg);
+			}
 	pthread_mutex_unlock(&tabs_lock);
 }
 

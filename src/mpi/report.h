@@ -119,7 +119,7 @@ static inline void report_post(int kind, long bytes, bool eager, int rc, const M
  * one of report_end with the same rep.
  */
 struct report_call {
-	uint64_t t0; /* 0: nothing recorded */
+	uint64_t t0; /* report.c's clock (ticks); 0: nothing recorded */
 	bool wait;
 	int n;
 	MPI_Request *before;
@@ -178,7 +178,8 @@ static inline void report_round(void)
  * What the recording holds, for report_out.c at MPI_Finalize: call f for
  * every site row of every thread (rows of one site in several threads
  * come separately; the reader sums them), after counting the operations
- * still in flight into their rows.
+ * still in flight into their rows. The tables keep times in report.c's
+ * clock ticks; f gets a copy in ns.
  */
 struct report_row {
 	const void *site;
