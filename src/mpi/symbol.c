@@ -6,16 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
 #ifdef PIANO_HAVE_LIBDW
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
-#else
-#include <dlfcn.h>
 #endif
 
 static void copy(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src ? src : "");
+}
+
+typedef char *demangle_fn(const char *name, char *buf, size_t *len, int *status);
+
+/*
+ * A function name as the user wrote it: a C++ symbol (_Z...) demangled by
+ * the C++ runtime's own __cxa_demangle, found in the process (a C++
+ * application has libstdc++ loaded), so that piano needs no C++ library of
+ * its own; a C name, or a C++ name in a process without that runtime, is
+ * kept as the symbol table has it.
+ */
+static void copy_function(char *dst, size_t len, const char *name)
+{
+	copy(dst, len, name);
+	if (!name || strncmp(name, "_Z", 2) != 0)
+		return;
+	demangle_fn *demangle = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	int status = -1;
+	char *plain = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+	if (plain && status == 0)
+		copy(dst, len, plain);
+	free(plain);
 }
 
 #ifdef PIANO_HAVE_LIBDW
@@ -80,7 +101,7 @@ void symbolizer_lookup(struct symbolizer *s, const void *ret, struct symbol *out
 	const char *name = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	copy(out->module, sizeof(out->module), name ? name : "?");
 	out->offset = (uint64_t)(uintptr_t)ret - start;
-	copy(out->function, sizeof(out->function), dwfl_module_addrname(m, pc));
+	copy_function(out->function, sizeof(out->function), dwfl_module_addrname(m, pc));
 	Dwfl_Line *line = dwfl_module_getsrc(m, pc);
 	int lineno = 0;
 	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -113,7 +134,7 @@ void symbolizer_lookup(struct symbolizer *s, const void *ret, struct symbol *out
 		return;
 	copy(out->module, sizeof(out->module), info.dli_fname);
 	out->offset = (uint64_t)((uintptr_t)ret - (uintptr_t)info.dli_fbase);
-	copy(out->function, sizeof(out->function), info.dli_sname);
+	copy_function(out->function, sizeof(out->function), info.dli_sname);
 }
 
 const char *symbolizer_kind(void) { return "dladdr"; }

@@ -16,7 +16,7 @@
 struct symbol {
 	char module[256];   /* path of the executable or library ("?": unknown) */
 	uint64_t offset;    /* of the address from the module's load address */
-	char function[128]; /* "" when unknown */
+	char function[256]; /* "" when unknown; C++ names demangled */
 	char file[256];     /* source file, "" when unknown */
 	int line;           /* 0 when unknown */
 };
