@@ -3,7 +3,8 @@
 # bench/apps/lammps.sh: a real MPI application, natively and under piano.
 #
 #   bench/apps/lammps.sh [--build DIR] [--pairs N] [--np N] [--out DIR]
-#                        [--cases peptide,melt,melt-opt] [--steps CASE=N,...]
+#                        [--cases peptide,melt,melt-opt,peptide-load]
+#                        [--steps CASE=N,...]
 #
 # Runs Debian's LAMMPS (package lammps, examples from lammps-examples; both
 # installed with apt-get when missing and running as root) on its shipped
@@ -18,6 +19,10 @@
 #   peptide   examples/peptide (CHARMM, PPPM, SHAKE), 2000 steps
 #   melt      examples/melt (Lennard-Jones), 20000 steps
 #   melt-opt  the same with -sf opt (LAMMPS's OPT package styles)
+#   peptide-load  peptide, 500 steps, beside outside load: one busy process
+#             (`yes >/dev/null`) per CPU, started before each run and killed
+#             after it, the same for both variants (cores shared with other
+#             jobs, the case where a rank's wait gives its core away)
 #
 # Output in --out DIR (default results/apps-DATE): lammps.csv (one row per
 # run: case, variant, pair, loop, pair, kspace, comm seconds, thermo match)
@@ -30,7 +35,7 @@ build=$root/build
 pairs=5
 np=""
 out=""
-cases="peptide,melt,melt-opt"
+cases="peptide,melt,melt-opt,peptide-load"
 steps_arg=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
@@ -63,7 +68,7 @@ if ! command -v lmp >/dev/null || [[ ! -d /usr/share/lammps/examples/peptide ]];
 fi
 examples=/usr/share/lammps/examples
 
-declare -A steps=([peptide]=2000 [melt]=20000 [melt-opt]=20000)
+declare -A steps=([peptide]=2000 [melt]=20000 [melt-opt]=20000 [peptide-load]=500)
 IFS=, read -r -a kv <<<"$steps_arg"
 for p in "${kv[@]}"; do
 	[[ $p =~ ^([a-z-]+)=([1-9][0-9]*)$ ]] || die "bad --steps entry '$p'"
@@ -78,13 +83,28 @@ echo "case,variant,pair,loop_s,pair_s,kspace_s,comm_s,thermo" >"$csv"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+load_pids=()
+# The outside load of the -load cases: one busy process per CPU.
+load_start() {
+	local i
+	for ((i = 0; i < $(nproc); i++)); do
+		yes >/dev/null &
+		load_pids+=($!)
+	done
+}
+load_stop() {
+	((${#load_pids[@]})) || return 0
+	kill "${load_pids[@]}" 2>/dev/null
+	wait "${load_pids[@]}" 2>/dev/null || true # killed: their status is the signal
+	load_pids=()
+}
+trap 'load_stop; rm -rf "$work"' EXIT
 
 # prepare CASE: a private copy of the example, its run length set.
 prepare() {
 	local c=$1 dir=$work/$1 src input
 	case $c in
-	peptide) src=$examples/peptide input=in.peptide ;;
+	peptide | peptide-load) src=$examples/peptide input=in.peptide ;;
 	melt | melt-opt) src=$examples/melt input=in.melt ;;
 	*) die "unknown case '$c'" ;;
 	esac
@@ -118,7 +138,11 @@ for c in "${case_list[@]}"; do
 			cmd=(mpirun.openmpi -np "$np")
 			[[ $v == piano ]] && cmd+=("$build/piano-run")
 			cmd+=(lmp -in "$input" -log none "${extra[@]}")
-			if ! (cd "$work/$c" && "${cmd[@]}") >"$log" 2>&1; then
+			[[ $c == *-load ]] && load_start
+			status=0
+			(cd "$work/$c" && "${cmd[@]}") >"$log" 2>&1 || status=$?
+			load_stop
+			if ((status)); then
 				echo "lammps.sh: $c $v run $i failed (output: $out/$c-$v-$i.out)" >&2
 				cp "$log" "$out/"
 				failed=1
@@ -137,7 +161,7 @@ for c in "${case_list[@]}"; do
 			fi
 			echo "$c,$v,$i,$loop,$(breakdown "$log" Pair),$(breakdown "$log" Kspace)," \
 				"$(breakdown "$log" Comm),$match" | tr -d ' ' >>"$csv"
-			printf '%-9s %-6s run %d: loop %s s\n' "$c" "$v" "$i" "$loop" >&2
+			printf '%-12s %-6s run %d: loop %s s\n' "$c" "$v" "$i" "$loop" >&2
 		done
 	done
 done
@@ -159,14 +183,14 @@ NR > 1 && $4 != "" {
 }
 END {
 	printf "LAMMPS, Open MPI, %d ranks: seconds, median [min-max] over the runs\n", np
-	printf "%-9s %-7s %3s  %-24s %-24s %-24s %-24s\n", "case", "variant", "n", "loop", "pair", "kspace", "comm"
+	printf "%-12s %-7s %3s  %-24s %-24s %-24s %-24s\n", "case", "variant", "n", "loop", "pair", "kspace", "comm"
 	for (c = 1; c <= nc; c++) {
 		cs = order[c]
 		for (w = 0; w < 2; w++) {
 			var = w ? "piano" : "native"
 			k = cs SUBSEP var
 			if (!n[k]) continue
-			line = sprintf("%-9s %-7s %3d ", cs, var, n[k])
+			line = sprintf("%-12s %-7s %3d ", cs, var, n[k])
 			for (f = 4; f <= 7; f++) {
 				m = 0; lo = ""; hi = ""
 				for (i = 1; i <= n[k]; i++) {
@@ -184,7 +208,7 @@ END {
 			if ((cs, "native", i) in loop && (cs, "piano", i) in loop)
 				r = r sprintf(" %.3f", loop[cs, "piano", i] / loop[cs, "native", i])
 		if (med["native", 4] > 0)
-			printf "%-9s piano/native loop time: median ratio %.3f; per pair:%s; thermo %s\n", cs,
+			printf "%-12s piano/native loop time: median ratio %.3f; per pair:%s; thermo %s\n", cs,
 			       med["piano", 4] / med["native", 4], r, (cs in bad) ? "DIFFERS" : "identical"
 	}
 }' "$csv" | tee "$txt"
