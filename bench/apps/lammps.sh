@@ -22,7 +22,7 @@
 #   peptide-load  peptide, 500 steps, beside outside load: one busy process
 #             (`yes >/dev/null`) per CPU, started before each run and killed
 #             after it, the same for both variants (cores shared with other
-#             jobs, the case where a rank's wait gives its core away)
+#             jobs)
 #
 # Output in --out DIR (default results/apps-DATE): lammps.csv (one row per
 # run: case, variant, pair, loop, pair, kspace, comm seconds, thermo match)
@@ -94,7 +94,7 @@ load_start() {
 }
 load_stop() {
 	((${#load_pids[@]})) || return 0
-	kill "${load_pids[@]}" 2>/dev/null
+	kill "${load_pids[@]}" 2>/dev/null || true # one may have gone already
 	wait "${load_pids[@]}" 2>/dev/null || true # killed: their status is the signal
 	load_pids=()
 }
