@@ -34,7 +34,7 @@ static const char *pmpi_warn_hint = "";
 
 /* What the MPI layer decides for the engine, passed to piano_init_with(). */
 struct overrides {
-	struct piano_override ov[6];
+	struct piano_override ov[8];
 	int n;
 	char bind[256];
 };
@@ -46,6 +46,10 @@ static void override(struct overrides *o, const char *name, const char *value)
 			o->ov[i].value = value;
 			return;
 		}
+	if (o->n == (int)(sizeof(o->ov) / sizeof(o->ov[0]))) {
+		pmpi_warn("internal error: more than %d settings overridden at set-up; exiting", o->n);
+		pmpi_die();
+	}
 	o->ov[o->n++] = (struct piano_override){ name, value };
 }
 
@@ -203,16 +207,33 @@ static int node_cpus(void)
  * on 2 cores, 11x slower than the MPI alone, docs/performance.md).
  * Held at SCHED_OTHER (PIANO_IDLE_BOOST=1) it still waited behind the
  * spinning threads. Without idle threads the timer and the waiters poll.
- * An explicit PIANO_IDLE_LEVEL is left alone.
+ *
+ * Nor does the socket watcher run there: its thread wakes every
+ * STANDBY_MS while a native waiter drives the MPI (watch.c), and each
+ * wake-up, like each of its progress rounds, takes a CPU from a rank's
+ * runnable thread; rounds that enter the MPI are preempted in turn and
+ * wait hundreds of ms for a CPU again (a scheduler trace of MPICH's
+ * threads/pt2pt/multisend4 -mode=1, 5 ranks x 5 threads on 2 cores: the
+ * watcher's and the timer's threads waited up to 0.46 s runnable). That
+ * test took 86-116 s with the watcher against 31-34 s natively and 36-51 s
+ * without it; bench_oversub ran as fast or faster without it on both MPIs
+ * (docs/performance.md, "More ranks than cores"). The timer bounds the
+ * reaction instead. Explicit PIANO_IDLE_LEVEL and PIANO_MPI_BLOCKING are
+ * left alone.
  */
 static void oversubscription(struct overrides *o)
 {
 	int src = 0;
 	pmpi_g.node_cpus = node_cpus();
 	pmpi_g.oversubscribed = pmpi_g.node_cpus > 0 && pmpi_g.local_size > pmpi_g.node_cpus;
+	if (!pmpi_g.oversubscribed)
+		return;
 	pmpi_setting("PIANO_IDLE_LEVEL", &src);
-	if (pmpi_g.oversubscribed && src == PIANO_SOURCE_DEFAULT)
+	if (src == PIANO_SOURCE_DEFAULT)
 		override(o, "PIANO_IDLE_LEVEL", "none");
+	pmpi_setting("PIANO_MPI_BLOCKING", &src);
+	if (src == PIANO_SOURCE_DEFAULT)
+		override(o, "PIANO_MPI_BLOCKING", "timer");
 }
 
 /*

@@ -119,7 +119,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "`multiple`: always. Below `multiple` piano runs in explicit-polling mode, without "
 	  "background progress, e.g. for an MPI whose `MPI_THREAD_MULTIPLE` is slow or broken." },
 	{ "PIANO_MPI_BLOCKING", PIANO_SETTING_CHOICE, "auto", 0, 0, "auto,timer,block", NULL, NULL,
-	  "Socket watcher (docs/mpi.md): `auto` = on when a blocking helper exists; `timer` = "
+	  "Socket watcher (docs/mpi.md): `auto` = on when a blocking helper exists and the node "
+	  "has no more ranks than CPUs; `timer` = "
 	  "never (the timer thread alone bounds reaction when every core is busy); `block` = "
 	  "always (an error without background progress or without blocking helpers)." },
 	{ "PIANO_MPI_CPU_LIST", PIANO_SETTING_TEXT, "", 0, 0, NULL,
