@@ -80,12 +80,14 @@ const struct piano_setting_spec config_core_table[] = {
 	  "0, or 10..10000000", check_timer,
 	  "Period of the timer thread, in µs, which polls every queue that nobody polled during "
 	  "the last period; it bounds the reaction time when every core is busy. `0`: no timer "
-	  "thread." },
+	  "thread. Unset, the MPI layer makes it 5000 on a node with more ranks than CPUs "
+	  "(docs/mpi.md, \"Oversubscription\")." },
 	{ "PIANO_TIMER_MODE", PIANO_SETTING_CHOICE, "queues", 0, 0, "queues,demand", NULL, NULL,
 	  "When the timer thread ticks. `queues`: while any queue holds a task. `demand`: only "
 	  "while a layer holds it (`piano_timer_hold()`), first one period after the hold: a "
 	  "layer holds while an operation is in flight, so tasks that merely stay queued cost no "
-	  "wake-up of a busy core. Unset, the MPI layer makes it `demand` and holds while a "
+	  "wake-up of a busy core. Unset, the MPI layer makes it `demand` (on a node with no "
+	  "more ranks than CPUs) and holds while a "
 	  "tracked request, a delegated wait or a graph is pending (docs/mpi.md, \"Do no "
 	  "harm\")." },
 	{ "PIANO_TIMER_MAX_US", PIANO_SETTING_INT, "0", 0, 10000000, NULL, NULL, NULL,

@@ -13,6 +13,11 @@
  * (piano-block) that sleeps in poll(); without it the helpers sleep on a
  * futex. The test looks for a helper inside poll() over half a second.
  *
+ * And the timer ticks every 5 ms there, not every 1 ms: with a receive
+ * pending (the progress task queued), the timer thread's voluntary context
+ * switches over 300 ms are counted; fewer than 150 means a period of 2 ms
+ * or more (a loaded machine delays ticks, never adds any).
+ *
  * Usage: mpi_oversub over|fit|explicit
  *   over      more local ranks than CPUs: no idle thread expected
  *   fit       at most one local rank per CPU: idle threads expected
@@ -87,6 +92,35 @@ static bool watcher_seen(void)
 		usleep(10000);
 	}
 	return false;
+}
+
+static int switches(pid_t tid, void *arg)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "voluntary_ctxt_switches: %ld", (long *)arg);
+	fclose(f);
+	return 0;
+}
+
+/* The timer thread's wake-ups in 300 ms while a large receive is pending. */
+static long timer_ticks(void)
+{
+	static char buf[BIG];
+	MPI_Request r;
+	CHECK_MPI(MPI_Irecv(buf, BIG, MPI_CHAR, MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &r));
+	usleep(20000);
+	long before = 0, after = 0;
+	CHECK(test_each_thread("piano-timer", switches, &before) == 0);
+	usleep(300000);
+	CHECK(test_each_thread("piano-timer", switches, &after) == 0);
+	CHECK_MPI(MPI_Cancel(&r));
+	CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+	return after - before;
 }
 
 static int rank, size;
@@ -165,6 +199,12 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("oversub: socket watcher %s\n", watching ? "running" : "not running");
 	CHECK(watching == want_watch);
+	if (over && !getenv("PIANO_TIMER_PERIOD_US")) {
+		long ticks = timer_ticks();
+		if (rank == 0)
+			printf("oversub: %ld timer wake-ups in 300 ms\n", ticks);
+		CHECK(ticks < 150);
+	}
 
 	pthread_t th[2];
 	for (long t = 0; t < 2; t++)
