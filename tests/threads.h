@@ -40,4 +40,21 @@ static inline int test_each_thread(const char *prefix, int (*fn)(pid_t tid, void
 	return rc;
 }
 
+/* test_each_thread() callback: stores the thread's voluntary context
+ * switches (its wake-ups, for a thread that sleeps between rounds) in
+ * *(long *)arg and stops at the first matching thread. */
+static inline int test_thread_wakeups(pid_t tid, void *arg)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "voluntary_ctxt_switches: %ld", (long *)arg) == 1)
+			break;
+	fclose(f);
+	return 1;
+}
+
 #endif

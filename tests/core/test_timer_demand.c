@@ -28,26 +28,12 @@ static unsigned cb(void *arg)
 	return 0;
 }
 
-static int read_wakeups(pid_t tid, void *arg)
-{
-	char path[64], buf[256];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "voluntary_ctxt_switches: %ld", (long *)arg) == 1)
-			break;
-	fclose(f);
-	return 1;
-}
-
 /* Wake-ups of the timer thread so far (its voluntary context switches: it
  * sleeps in read() on its timerfd), -1 if not found. */
 static long timer_wakeups(void)
 {
 	long n = -1;
-	test_each_thread("piano-timer", read_wakeups, &n);
+	test_each_thread("piano-timer", test_thread_wakeups, &n);
 	return n;
 }
 

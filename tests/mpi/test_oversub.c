@@ -94,19 +94,6 @@ static bool watcher_seen(void)
 	return false;
 }
 
-static int switches(pid_t tid, void *arg)
-{
-	char path[64], line[128];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		sscanf(line, "voluntary_ctxt_switches: %ld", (long *)arg);
-	fclose(f);
-	return 0;
-}
-
 /* The timer thread's wake-ups in 300 ms while a large receive is pending. */
 static long timer_ticks(void)
 {
@@ -115,9 +102,9 @@ static long timer_ticks(void)
 	CHECK_MPI(MPI_Irecv(buf, BIG, MPI_CHAR, MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &r));
 	usleep(20000);
 	long before = 0, after = 0;
-	CHECK(test_each_thread("piano-timer", switches, &before) == 0);
+	CHECK(test_each_thread("piano-timer", test_thread_wakeups, &before) == 1);
 	usleep(300000);
-	CHECK(test_each_thread("piano-timer", switches, &after) == 0);
+	CHECK(test_each_thread("piano-timer", test_thread_wakeups, &after) == 1);
 	CHECK_MPI(MPI_Cancel(&r));
 	CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
 	return after - before;
