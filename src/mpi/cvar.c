@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI's control variables through MPI_T: reading one by its index
- * (eager.c scans them) or by its name, inside one MPI_T session that set-up
- * opens and MPI_Finalize closes (MPICH 4.0.2 crashes in MPI_T_cvar_get_num
+ * (eager.c scans them) or by its name, inside one MPI_T session that the
+ * first read during set-up opens and MPI_Finalize closes (MPICH 4.0.2 crashes in MPI_T_cvar_get_num
  * after a second MPI_T_init_thread that follows an MPI_T_finalize; and
  * closing it at set-up leaves holes in the heap, init.c).
  */
@@ -34,16 +34,28 @@ int cvar_read(int index, MPI_Datatype dt, long *out)
 	return rc;
 }
 
-static int session; /* set-up and MPI_Finalize, under the set-up lock */
+/* Set-up and MPI_Finalize, under the set-up lock. */
+static int session;
+static int session_level = -1; /* -1: closed, or not to be opened */
 
-void cvar_open(int level)
+void cvar_open(int level) { session_level = level; }
+
+/* The session opens at its first use: on Open MPI, whose MPI_T_init_thread
+ * loads every component to register its variables (0.21 s per process on
+ * this project's machines), set-up needs none when Open MPI's own registry
+ * answers (eager.c). */
+static bool session_ready(void)
 {
+	if (session || session_level < 0)
+		return session;
 	int provided;
 	/* At the level the MPI runs at: Open MPI 4.1 takes MPI_T_init_thread's
 	 * level as the MPI's own (MPI_Query_thread answered MPI_THREAD_SINGLE
 	 * after piano's session, and the MPI's runtime checks of
 	 * MPI_THREAD_MULTIPLE read false, while piano's threads called it). */
-	session = MPI_T_init_thread(level, &provided) == MPI_SUCCESS;
+	session = MPI_T_init_thread(session_level, &provided) == MPI_SUCCESS;
+	session_level = -1; /* one attempt */
+	return session;
 }
 
 void cvar_close(void)
@@ -51,14 +63,15 @@ void cvar_close(void)
 	if (session)
 		MPI_T_finalize();
 	session = 0;
+	session_level = -1;
 }
 
-bool cvar_available(void) { return session; }
+bool cvar_available(void) { return session_ready(); }
 
 int cvar_read_named(const char *name, long *out)
 {
 	int index, rc = -1;
-	if (!session)
+	if (!session_ready())
 		return -1;
 	char cname[256], desc[8];
 	int nlen = sizeof(cname), dlen = sizeof(desc), verb, bind, scope;

@@ -10,7 +10,8 @@
 #include <mpi.h>
 #include <stdbool.h>
 
-/* level: the thread level the MPI runs at (MPI_T_init_thread's). */
+/* level: the thread level the MPI runs at (MPI_T_init_thread's). The
+ * session itself opens at the first read (cvar_available() included). */
 void cvar_open(int level);
 void cvar_close(void);
 bool cvar_available(void);

@@ -2,8 +2,9 @@
 /*
  * Eager limit detection: messages up to this size complete without the
  * receiver's help, so sends of that size are not tracked. Sources, in
- * order: PIANO_EAGER_LIMIT; the MPI's control variables through MPI_T
- * (Open MPI's BTL eager limits, MPICH's CH4 OFI limit); UCX's rendezvous
+ * order: PIANO_EAGER_LIMIT; the MPI's control variables (Open MPI's BTL
+ * eager limits from its own registry, else through MPI_T; MPICH's CH4 OFI
+ * limit through MPI_T); UCX's rendezvous
  * threshold for MPICH over UCX (UCX_RNDV_THRESH, or UCX's shared-memory
  * default). The smallest limit wins: tracking too much only costs a table
  * insert, tracking too little loses overlap.
@@ -54,6 +55,47 @@ static long cvar_min(char *src, size_t srclen)
 	return best;
 }
 
+#if defined(OPEN_MPI)
+#include <dlfcn.h>
+#include <stdint.h>
+
+/*
+ * Open MPI's MCA variable registry, read directly. MPI_T_init_thread
+ * registers the variables of every component of every framework, loading
+ * them all (about 150 libraries, and the PSM libraries' constructors sleep):
+ * 0.21 s per process on this project's machines, the whole of piano's
+ * start-up cost on Open MPI. After MPI_Init the registry holds the
+ * variables of the components in use, with the values MPI_T reads (test
+ * mpi.openmpi.eager_detect). Both functions are exported by libopen-pal
+ * (opal/mca/base/mca_base_var.h); get_value stores a pointer to the
+ * variable's storage, a size_t for the BTL eager limits. -2: the registry
+ * cannot be read (functions missing, a value out of range), MPI_T then.
+ */
+static long opal_min(char *src, size_t srclen)
+{
+	int (*find)(const char *, int *);
+	int (*get)(int, const void *, void *, const char **);
+	*(void **)&find = dlsym(RTLD_DEFAULT, "mca_base_var_find_by_name");
+	*(void **)&get = dlsym(RTLD_DEFAULT, "mca_base_var_get_value");
+	if (!find || !get)
+		return -2;
+	long best = -1;
+	for (size_t k = 0; k < sizeof(cvar_names) / sizeof(cvar_names[0]); k++) {
+		int index = -1;
+		const size_t *v = NULL;
+		if (find(cvar_names[k], &index) != 0 || index < 0)
+			continue; /* component not in use */
+		if (get(index, &v, NULL, NULL) != 0 || !v || *v == 0 || *v > INT32_MAX)
+			return -2;
+		if (best < 0 || (long)*v < best) {
+			best = (long)*v;
+			snprintf(src, srclen, "Open MPI's %.200s", cvar_names[k]);
+		}
+	}
+	return best;
+}
+#endif
+
 static int mpi_uses_ucx(void)
 {
 	char ver[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -88,7 +130,13 @@ long eager_detect(const char **source)
 		*source = "PIANO_EAGER_LIMIT";
 		return limit;
 	}
+#if defined(OPEN_MPI)
+	long best = opal_min(src, sizeof(src));
+	if (best == -2)
+		best = cvar_min(src, sizeof(src));
+#else
 	long best = cvar_min(src, sizeof(src));
+#endif
 	if (mpi_uses_ucx()) {
 		char usrc[64];
 		long u = ucx_threshold(usrc, sizeof(usrc));
