@@ -133,7 +133,7 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "an application that posts again soon does not pay the task's restart." },
 	{ "PIANO_EAGER_LIMIT", PIANO_SETTING_INT, "", 0, 2147483647L, NULL, NULL, NULL,
 	  "Messages up to this size in bytes are not tracked (the MPI sends them at once). "
-	  "Empty: detected from the MPI's own settings (MPI_T control variables, "
+	  "Empty: detected from the MPI's own settings (its control variables, "
 	  "`UCX_RNDV_THRESH`); `PIANO_STATS=1` prints the value and where it came from." },
 	{ "PIANO_COLL", PIANO_SETTING_TEXT, "native", 0, 0, NULL,
 	  "`native`, `graph`, or `graph:` and a comma-separated list of ibarrier, ibcast, "

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The eager limit piano detects at MPI_Init (docs/mpi.md, "What is
- * tracked") is the one the MPI's control variables give, derived here
+ * The eager limit piano detects at MPI_Init (docs/mpi.md, "Eager limit")
+ * is the one the MPI's control variables give, derived here
  * independently through MPI_T: the smallest of the BTL eager limits on Open
  * MPI; on MPICH over UCX, UCX's rendezvous threshold (UCX_RNDV_THRESH, else
  * 8192) when it is smaller than every MPI_T limit. piano's value is read
