@@ -4,6 +4,7 @@
  * set-up used when the library is loaded after MPI_Init.
  */
 #include "init.h"
+#include "aside.h"
 #include "base.h"
 #include "coll_shadow.h"
 #include "cvar.h"
@@ -410,6 +411,23 @@ static void setup(int real)
 	atomic_store(&ready_flag, 1);
 }
 
+/* setup() through pmpi_aside(): `arg` points to the thread level. */
+static void setup_call(void *arg) { setup(*(const int *)arg); }
+
+/*
+ * setup() where its memory stays out of the application's heap (aside.c),
+ * when the MPI allows calls from another thread: at MPI_THREAD_SERIALIZED
+ * and above (the caller waits meanwhile), or in serialized mode, where
+ * piano's threads call it anyway. Below that, in the calling thread.
+ */
+static void setup_placed(int real)
+{
+	if (real >= MPI_THREAD_SERIALIZED || pmpi_g.serial)
+		pmpi_aside(setup_call, &real);
+	else
+		setup(real);
+}
+
 void pmpi_ensure(void)
 {
 	if (atomic_load_explicit(&ready_flag, memory_order_acquire))
@@ -422,7 +440,7 @@ void pmpi_ensure(void)
 		int real = MPI_THREAD_SINGLE;
 		PMPI_Query_thread(&real);
 		pmpi_g.provided_app = real;
-		setup(real);
+		setup_placed(real);
 	}
 	pthread_mutex_unlock(&setup_lock);
 }
@@ -512,6 +530,22 @@ static bool serial_wanted(int required, const char **why)
 #define SERIAL_LEVEL MPI_THREAD_SERIALIZED
 #endif
 
+/* What MPI_Init_thread asks the MPI for: PIANO_MPI_THREAD_LEVEL and, for
+ * `auto`, whether serialized mode applies to a request of `required`. */
+struct level_choice {
+	int required;
+	long choice;
+	bool serial;
+};
+
+static void level_choose(void *arg)
+{
+	struct level_choice *lc = arg;
+	lc->choice = piano_thread_choice();
+	lc->serial = lc->choice == PMPI_LEVEL_AUTO &&
+	             serial_wanted(lc->required, &pmpi_g.level_why);
+}
+
 PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	PMPI_APP_SCOPE();
@@ -520,8 +554,12 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 		                      [PMPI_LEVEL_SERIALIZED] = MPI_THREAD_SERIALIZED,
 		                      [PMPI_LEVEL_MULTIPLE] = MPI_THREAD_MULTIPLE,
 		                      [PMPI_LEVEL_AUTO] = MPI_THREAD_MULTIPLE };
-	long choice = piano_thread_choice();
-	bool serial = choice == PMPI_LEVEL_AUTO && serial_wanted(required, &pmpi_g.level_why);
+	/* Aside (aside.c): the settings registry is the first memory piano
+	 * keeps, and the MPI allocates next. */
+	struct level_choice lc = { .required = required };
+	pmpi_aside(level_choose, &lc);
+	long choice = lc.choice;
+	bool serial = lc.serial;
 	int want = levels[choice], real = MPI_THREAD_SINGLE;
 	/* Before PMPI_Init_thread: the MPI has no thread yet that could read the
 	 * environment while it changes (an application that runs threads of its
@@ -543,7 +581,7 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 	/* Before set-up starts piano's threads (serial.h), when the MPI gave
 	 * what serialized mode needs. */
 	pmpi_g.serial = serial && real >= SERIAL_LEVEL;
-	setup(real);
+	setup_placed(real);
 	pthread_mutex_unlock(&setup_lock);
 	return MPI_SUCCESS;
 }

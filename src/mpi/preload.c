@@ -50,6 +50,12 @@ static bool names_self(const char *e, size_t len, const struct stat *self_st)
 	       st.st_ino == self_st->st_ino;
 }
 
+/* The new LD_PRELOAD entry when it fits: putenv() of a static string
+ * allocates nothing, where setenv() leaves two blocks in the main arena
+ * before main, under everything the MPI and the application allocate
+ * (aside.c says why that matters). */
+static char preload_entry[4096];
+
 /*
  * Removes every entry naming this library from LD_PRELOAD. The loader
  * separates entries by ':' or ' '; the rest are kept in order, joined by ':'.
@@ -62,8 +68,12 @@ static int remove_self(void)
 		return 0;
 	struct stat self_st;
 	bool have_st = stat(self_path, &self_st) == 0;
-	size_t n = strlen(old);
-	char *kept = malloc(n + 1);
+	static const char name[] = "LD_PRELOAD=";
+	size_t n = strlen(old), head = sizeof(name) - 1;
+	/* Not over the value being read (LD_PRELOAD set here before). */
+	bool ours = old >= preload_entry && old < preload_entry + sizeof(preload_entry);
+	bool fits = head + n < sizeof(preload_entry) && !ours;
+	char *kept = fits ? preload_entry + head : malloc(n + 1);
 	if (!kept) {
 		pmpi_warn("out of memory: LD_PRELOAD left as it is, child processes load piano too");
 		return -1;
@@ -88,11 +98,21 @@ static int remove_self(void)
 	}
 	kept[k] = '\0';
 	int rc = 0;
-	if (found && (k > 0 ? setenv("LD_PRELOAD", kept, 1) : unsetenv("LD_PRELOAD")) != 0) {
-		pmpi_warn("cannot update LD_PRELOAD: child processes load piano too");
-		rc = -1;
+	if (found) {
+		if (k == 0)
+			rc = unsetenv("LD_PRELOAD");
+		else if (fits) {
+			memcpy(preload_entry, name, head);
+			rc = putenv(preload_entry);
+		} else
+			rc = setenv("LD_PRELOAD", kept, 1);
+		if (rc != 0) {
+			pmpi_warn("cannot update LD_PRELOAD: child processes load piano too");
+			rc = -1;
+		}
 	}
-	free(kept);
+	if (!fits)
+		free(kept);
 	return rc;
 }
 
