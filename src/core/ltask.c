@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Thread_local struct piano_ltask *ltask_current_tls;
+_Thread_local struct piano_ltask *ltask_current_tls LTASK_TLS;
 /* The polling point of the round that runs ltask_current_tls (-1: none). */
 static _Thread_local int ltask_point_tls = -1;
 

@@ -26,7 +26,7 @@
  * gate_open() has run as often as gate_close().
  *
  * Serialized mode (serial.h) closes the gate around every application MPI
- * call with a counter of its own, `app_in` (see gate_app_close() for its
+ * call with a counter of its own, `gate_app_in` (see gate_app_close() for its
  * protocol), and lets one background call in at a time (`bg_one`). A
  * call that finds the application inside the MPI is no reason to tell the
  * user that background progress is off (it is not: the MPI progresses
@@ -56,7 +56,7 @@
 
 static _Atomic int closers;
 static _Atomic int inside;
-static _Atomic int app_in; /* serialized mode: application threads in an MPI call */
+_Atomic int gate_app_in; /* serialized mode: application threads in an MPI call */
 
 /* Armed where something closes the gate: Open MPI's file calls, and every
  * application call in serialized mode (pmpi_g.serial, fixed by set-up
@@ -65,24 +65,23 @@ static inline bool armed(void) { return GATE_ARMED || pmpi_g.serial; }
 
 /*
  * Serialized mode's fast path. While no piano thread can make a background
- * call (`bg` is BG_OFF: nothing in flight), an application call closes the
+ * call (`gate_bg` is GATE_BG_OFF: nothing in flight), an application call closes the
  * gate with a plain store and no fence: the engine, before it makes
- * background calls again, sets BG_ON and runs membarrier(), which puts a
+ * background calls again, sets GATE_BG_ON and runs membarrier(), which puts a
  * full barrier in every thread of the process (an asymmetric Dekker pair:
- * an application thread that read BG_OFF made its store to app_in before
- * that read, so the engine's later read of app_in sees it, and a thread that
- * reads after the barrier sees BG_ON and takes the fenced path). Turning it
- * off (gate_quiet()) goes through BG_DRAIN: the fenced path stays until no
- * background call is inside, and an entrant that finds `bg` not BG_ON after
+ * an application thread that read GATE_BG_OFF made its store to gate_app_in before
+ * that read, so the engine's later read of gate_app_in sees it, and a thread that
+ * reads after the barrier sees GATE_BG_ON and takes the fenced path). Turning it
+ * off (gate_quiet()) goes through GATE_BG_DRAIN: the fenced path stays until no
+ * background call is inside, and an entrant that finds `gate_bg` not GATE_BG_ON after
  * its increment backs out. Transitions under bg_lock; without membarrier
- * (an old kernel, a filter) `bg` stays BG_ON: always the fenced path.
+ * (an old kernel, a filter) `gate_bg` stays GATE_BG_ON: always the fenced path.
  */
-enum { BG_OFF, BG_ON, BG_DRAIN };
-static _Atomic int bg = BG_ON;
+_Atomic int gate_bg = GATE_BG_ON;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 /* membarrier registered (gate_serial_setup) and still working; under bg_lock */
 static bool bg_barrier;
-/* PIANO_STATS only (relaxed: they only count): turns to BG_ON, under
+/* PIANO_STATS only (relaxed: they only count): turns to GATE_BG_ON, under
  * bg_lock; application calls that took the fenced path. */
 static _Atomic unsigned long long activations, fenced_calls;
 
@@ -102,12 +101,12 @@ void gate_serial_setup(void)
 	gate_quiet();
 }
 
-/* Before a background call in serialized mode: BG_ON, with the barrier. */
+/* Before a background call in serialized mode: GATE_BG_ON, with the barrier. */
 static void bg_activate(void)
 {
 	pthread_mutex_lock(&bg_lock);
-	if (atomic_load(&bg) == BG_OFF) {
-		atomic_store(&bg, BG_ON); /* seq_cst */
+	if (atomic_load(&gate_bg) == GATE_BG_OFF) {
+		atomic_store(&gate_bg, GATE_BG_ON); /* seq_cst */
 		if (pmpi_g.stats)
 			atomic_fetch_add_explicit(&activations, 1, memory_order_relaxed);
 		if (!heavy_barrier()) {
@@ -124,18 +123,18 @@ void gate_quiet(void)
 	if (!pmpi_g.serial)
 		return;
 	pthread_mutex_lock(&bg_lock);
-	if (bg_barrier && atomic_load(&bg) == BG_ON) {
-		atomic_store(&bg, BG_DRAIN); /* seq_cst: pairs with the entrant's re-check */
+	if (bg_barrier && atomic_load(&gate_bg) == GATE_BG_ON) {
+		atomic_store(&gate_bg, GATE_BG_DRAIN); /* seq_cst: pairs with the entrant's re-check */
 		while (atomic_load(&inside))
 			sys_yield();
-		atomic_store(&bg, BG_OFF);
+		atomic_store(&gate_bg, GATE_BG_OFF);
 	}
 	pthread_mutex_unlock(&bg_lock);
 }
 
 bool gate_fenced(void)
 {
-	return pmpi_g.serial && atomic_load_explicit(&bg, memory_order_relaxed) != BG_OFF;
+	return pmpi_g.serial && atomic_load_explicit(&gate_bg, memory_order_relaxed) != GATE_BG_OFF;
 }
 
 /* The notice: one line per process once background progress has been
@@ -198,19 +197,19 @@ static bool enter(void)
 		skipped();
 		return false;
 	}
-	if (atomic_load_explicit(&app_in, memory_order_relaxed))
+	if (atomic_load_explicit(&gate_app_in, memory_order_relaxed))
 		return false;
-	if (pmpi_g.serial && atomic_load(&bg) != BG_ON)
+	if (pmpi_g.serial && atomic_load(&gate_bg) != GATE_BG_ON)
 		bg_activate();
 	/* seq_cst: Dekker pair with gate_close(); the fence pairs with the one
-	 * in gate_app_close() and with gate_quiet()'s BG_DRAIN. */
+	 * in gate_app_close() and with gate_quiet()'s GATE_BG_DRAIN. */
 	atomic_fetch_add(&inside, 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* seq_cst (so also acquire, partner: the release decrements in
 	 * gate_open() and gate_app_open()): whatever the application did to
 	 * the MPI before it reopened the gate happens before our call. */
-	if (atomic_load(&closers) || atomic_load(&app_in) ||
-	    (pmpi_g.serial && atomic_load(&bg) != BG_ON)) {
+	if (atomic_load(&closers) || atomic_load(&gate_app_in) ||
+	    (pmpi_g.serial && atomic_load(&gate_bg) != GATE_BG_ON)) {
 		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
 		if (atomic_load_explicit(&closers, memory_order_relaxed))
 			skipped();
@@ -273,41 +272,16 @@ static void wait_outside(void)
 	}
 }
 
-/*
- * In serialized mode the application makes one MPI call at a time (it asked
- * for less than MPI_THREAD_MULTIPLE), so `app_in` has one writer at a time,
- * ordered by the application's own synchronisation between its calls: a
- * load and a store update it, and only the outermost call of a nesting
- * (a wrapper calling another) pays the fence. On the hot path of every MPI
- * call a locked read-modify-write cost more than the MPI's own work (it
- * waits for the store buffer to drain).
- */
-void gate_app_close(void)
+/* gate_app_close()'s fenced path (gate.h has the rest and the protocol). */
+void gate_app_fenced(void)
 {
-	int n = atomic_load_explicit(&app_in, memory_order_relaxed);
-	atomic_store_explicit(&app_in, n + 1, memory_order_relaxed);
-	if (n)
-		return;
-	/* The store stays before the load in program order (the compiler's);
-	 * membarrier() on the engine's side orders them for the CPU. */
-	atomic_signal_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&bg, memory_order_relaxed) == BG_OFF)
-		return;
 	/* StoreLoad, Dekker pair with the fence in gate_enter(): either the
-	 * piano thread sees app_in and backs out, or we see it inside. */
+	 * piano thread sees gate_app_in and backs out, or we see it inside. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&inside, memory_order_relaxed))
 		wait_outside();
 	if (pmpi_g.stats)
 		atomic_fetch_add_explicit(&fenced_calls, 1, memory_order_relaxed);
-}
-
-void gate_app_open(void)
-{
-	int n = atomic_load_explicit(&app_in, memory_order_relaxed);
-	/* Release, partner: the acquire fence in gate_enter(): our call
-	 * happens before the next background call. */
-	atomic_store_explicit(&app_in, n - 1, memory_order_release);
 }
 
 void gate_stats(struct gate_stats *out)

@@ -11,17 +11,53 @@
 #ifndef PIANO_MPI_GATE_H
 #define PIANO_MPI_GATE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 bool gate_enter(void);
 void gate_leave(void);
 void gate_close(const char *why);
 void gate_open(void);
-/* Serialized mode (serial.h): an application thread's MPI call, from
+/*
+ * Serialized mode (serial.h): an application thread's MPI call, from
  * before it enters the MPI until it has returned; once gate_app_close()
- * returns no piano thread is inside the MPI through the gate. */
-void gate_app_close(void);
-void gate_app_open(void);
+ * returns no piano thread is inside the MPI through the gate. Inline: every
+ * application MPI call takes them (as calls, they were a third of piano's
+ * samples on a ring of 8-byte messages).
+ *
+ * In serialized mode the application makes one MPI call at a time (it asked
+ * for less than MPI_THREAD_MULTIPLE), so `gate_app_in` has one writer at a
+ * time, ordered by the application's own synchronisation between its calls:
+ * a load and a store update it, and only the outermost call of a nesting (a
+ * wrapper calling another) pays the fence. On the hot path of every MPI call
+ * a locked read-modify-write cost more than the MPI's own work (it waits for
+ * the store buffer to drain). While `gate_bg` is GATE_BG_OFF no fence at
+ * all (gate.c: the engine's membarrier() is the other half).
+ */
+enum { GATE_BG_OFF, GATE_BG_ON, GATE_BG_DRAIN };
+extern _Atomic int gate_app_in, gate_bg;
+void gate_app_fenced(void);
+
+static inline void gate_app_close(void)
+{
+	int n = atomic_load_explicit(&gate_app_in, memory_order_relaxed);
+	atomic_store_explicit(&gate_app_in, n + 1, memory_order_relaxed);
+	if (n)
+		return;
+	/* The store stays before the load in program order (the compiler's);
+	 * membarrier() on the engine's side orders them for the CPU. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&gate_bg, memory_order_relaxed) != GATE_BG_OFF)
+		gate_app_fenced();
+}
+
+static inline void gate_app_open(void)
+{
+	int n = atomic_load_explicit(&gate_app_in, memory_order_relaxed);
+	/* Release, partner: the acquire fence in gate_enter(): our call
+	 * happens before the next background call. */
+	atomic_store_explicit(&gate_app_in, n - 1, memory_order_release);
+}
 /* Serialized mode: set-up, once piano's threads may run (registers
  * membarrier), and the engine's word that no background call will come
  * until the next gate_enter(): application calls then close the gate

@@ -55,7 +55,7 @@ static void override(struct overrides *o, const char *name, const char *value)
 }
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int ready_flag;
+_Atomic int pmpi_ready;
 
 /* The layer's table, registered before any of its settings is read. */
 static int register_settings(void)
@@ -408,7 +408,7 @@ static void setup(int real)
 	file_helper_check();
 	report_open(); /* without a report when it cannot, as it said */
 	pmpi_g.ready = 1;
-	atomic_store(&ready_flag, 1);
+	atomic_store_explicit(&pmpi_ready, 1, memory_order_release);
 }
 
 /* setup() through pmpi_aside(): `arg` points to the thread level. */
@@ -428,10 +428,8 @@ static void setup_placed(int real)
 		setup(real);
 }
 
-void pmpi_ensure(void)
+void pmpi_ensure_slow(void)
 {
-	if (atomic_load_explicit(&ready_flag, memory_order_acquire))
-		return;
 	pthread_mutex_lock(&setup_lock);
 	int init = 0, fin = 0;
 	PMPI_Initialized(&init);

@@ -3,9 +3,20 @@
 #ifndef PIANO_MPI_INIT_H
 #define PIANO_MPI_INIT_H
 
+#include <stdatomic.h>
+
 /* Sets piano up if MPI is initialised and piano is not yet (library loaded
- * or linked after MPI_Init). Cheap when ready; every wrapper calls it
- * first. */
-void pmpi_ensure(void);
+ * or linked after MPI_Init). Every wrapper calls it first: inline, one
+ * load when ready. */
+extern _Atomic int pmpi_ready;
+void pmpi_ensure_slow(void);
+
+static inline void pmpi_ensure(void)
+{
+	/* Acquire, partner: the release store at the end of set-up: whoever
+	 * reads 1 sees everything set-up wrote. */
+	if (!atomic_load_explicit(&pmpi_ready, memory_order_acquire))
+		pmpi_ensure_slow();
+}
 
 #endif

@@ -30,9 +30,9 @@ static _Atomic int nwaitops;     /* linked ops; read lock-free as a hint */
  * (waiters_delegate()); until then the progress task and the socket
  * watcher stand back for a moment, which is harmless.
  */
-#define WAITER 1u
-#define NATIVE (1u << 16)
-static _Atomic unsigned waiting;
+#define WAITER WAITERS_ONE
+#define NATIVE WAITERS_NATIVE
+_Atomic unsigned waiters_word;
 
 static unsigned native_count(unsigned w) { return w / NATIVE; }
 
@@ -40,7 +40,7 @@ bool waiters_enter(void)
 {
 	/* seq_cst, Dekker pair with the progress call in waiters_progress():
 	 * no background progress call starts after this. */
-	return atomic_fetch_add(&waiting, WAITER | NATIVE) % NATIVE == 0;
+	return atomic_fetch_add(&waiters_word, WAITER | NATIVE) % NATIVE == 0;
 }
 
 void waiters_go_native(void)
@@ -50,35 +50,13 @@ void waiters_go_native(void)
 	starve_relieve();
 }
 
-void waiters_delegate(void) { atomic_fetch_sub(&waiting, NATIVE); }
+void waiters_delegate(void) { atomic_fetch_sub(&waiters_word, NATIVE); }
 
-void waiters_leave(bool native) { atomic_fetch_sub(&waiting, native ? WAITER | NATIVE : WAITER); }
-
-/*
- * Serialized mode: one application thread at a time is inside the MPI (the
- * application's promise at its thread level, ordered by its own
- * synchronisation between calls), and the gate keeps piano's calls out
- * while it is (gate_app_close()). So `waiting` has one writer at a time and
- * needs neither the read-modify-writes nor the Dekker pair above: it is
- * only the hint the progress task and the socket watcher read. On a ring
- * of blocking 8-byte messages the locked operations would be most of what
- * piano adds (docs/performance.md, "Small messages").
- */
-void waiters_serial_enter(void)
-{
-	unsigned w = atomic_load_explicit(&waiting, memory_order_relaxed);
-	atomic_store_explicit(&waiting, w + (WAITER | NATIVE), memory_order_relaxed);
-}
-
-void waiters_serial_leave(void)
-{
-	unsigned w = atomic_load_explicit(&waiting, memory_order_relaxed);
-	atomic_store_explicit(&waiting, w - (WAITER | NATIVE), memory_order_relaxed);
-}
+void waiters_leave(bool native) { atomic_fetch_sub(&waiters_word, native ? WAITER | NATIVE : WAITER); }
 
 bool waiters_native(void)
 {
-	return native_count(atomic_load_explicit(&waiting, memory_order_relaxed)) != 0;
+	return native_count(atomic_load_explicit(&waiters_word, memory_order_relaxed)) != 0;
 }
 
 bool waiters_pending(void) { return atomic_load(&nwaitops) != 0; }
@@ -197,7 +175,7 @@ unsigned waiters_progress(void)
 	struct poker *me = starve_begin();
 	/* seq_cst load after the seq_cst store of starve_begin(): either the
 	 * waiter that arrives now sees us inside, or we see it and stand back. */
-	if (!me || !native_count(atomic_load(&waiting)))
+	if (!me || !native_count(atomic_load(&waiters_word)))
 		gate_poke();
 	starve_end(me);
 	return 0;

@@ -39,10 +39,38 @@ void waiters_go_native(void);
 /* Or it delegates its wait: no longer counted as waiting natively. */
 void waiters_delegate(void);
 void waiters_leave(bool native);
-/* Serialized mode's native wait: the same hint for the progress task and
- * the socket watcher, without the count of waiters (there is one). */
-void waiters_serial_enter(void);
-void waiters_serial_leave(void);
+/*
+ * Serialized mode's native wait: the same hint for the progress task and
+ * the socket watcher, without the count of waiters (there is one). One
+ * application thread at a time is inside the MPI (the application's
+ * promise at its thread level, ordered by its own synchronisation between
+ * calls), and the gate keeps piano's calls out while it is
+ * (gate_app_close()). So the word has one writer at a time and needs
+ * neither the read-modify-writes nor the Dekker pair of waiters_enter(): it
+ * is only the hint the progress task and the socket watcher read. On a
+ * ring of blocking 8-byte messages the locked operations would be most of
+ * what piano adds (docs/performance.md, "Small messages"); inline, as every
+ * blocking call takes them.
+ */
+#define WAITERS_ONE 1u
+#define WAITERS_NATIVE (1u << 16)
+/* Threads in blocking completion calls (low half) and those of them
+ * waiting natively (high half): waiters.c. */
+extern _Atomic unsigned waiters_word;
+
+static inline void waiters_serial_enter(void)
+{
+	unsigned w = atomic_load_explicit(&waiters_word, memory_order_relaxed);
+	atomic_store_explicit(&waiters_word, w + (WAITERS_ONE | WAITERS_NATIVE),
+	                      memory_order_relaxed);
+}
+
+static inline void waiters_serial_leave(void)
+{
+	unsigned w = atomic_load_explicit(&waiters_word, memory_order_relaxed);
+	atomic_store_explicit(&waiters_word, w - (WAITERS_ONE | WAITERS_NATIVE),
+	                      memory_order_relaxed);
+}
 /* Some thread waits natively now (it drives the MPI itself). */
 bool waiters_native(void);
 

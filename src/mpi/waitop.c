@@ -30,14 +30,9 @@ static void delegate(struct waitop *op)
 		sys_yield();
 }
 
-enum wait_mode wait_enter(struct waitop *op)
+/* wait_enter() with background progress at MPI_THREAD_MULTIPLE. */
+enum wait_mode wait_enter_threaded(struct waitop *op)
 {
-	if (!pmpi_g.threaded || piano_ltask_current())
-		return WAIT_PLAIN;
-	if (pmpi_g.serial) {
-		waiters_serial_enter();
-		return WAIT_SERIAL;
-	}
 	/* Requests of kinds piano leaves alone are waited for natively too. */
 	if (waiters_enter() || track_any_foreign(op->reqs, op->n)) {
 		waiters_go_native();
@@ -55,10 +50,4 @@ void waitop_block(struct waitop *op)
 		delegate(op);
 }
 
-void wait_leave(enum wait_mode mode)
-{
-	if (mode == WAIT_SERIAL)
-		waiters_serial_leave();
-	else if (mode != WAIT_PLAIN)
-		waiters_leave(mode == WAIT_NATIVE);
-}
+void wait_leave_threaded(enum wait_mode mode) { waiters_leave(mode == WAIT_NATIVE); }

@@ -21,14 +21,35 @@
 #define PIANO_MPI_WAITOP_H
 
 #include "waiters.h"
+#include "ltask.h"
 
 enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED, WAIT_SERIAL };
 
 /* Decides how a blocking completion call on op's requests goes and, when it
  * is delegated, blocks until the MPI has finished them. The caller then
- * makes the MPI's own call and passes the mode to wait_leave(). */
-enum wait_mode wait_enter(struct waitop *op);
-void wait_leave(enum wait_mode mode);
+ * makes the MPI's own call and passes the mode to wait_leave(). The plain
+ * and serial modes inline: every blocking call takes them. */
+enum wait_mode wait_enter_threaded(struct waitop *op);
+void wait_leave_threaded(enum wait_mode mode);
+
+static inline enum wait_mode wait_enter(struct waitop *op)
+{
+	if (!pmpi_g.threaded || ltask_current_tls)
+		return WAIT_PLAIN;
+	if (pmpi_g.serial) {
+		waiters_serial_enter();
+		return WAIT_SERIAL;
+	}
+	return wait_enter_threaded(op);
+}
+
+static inline void wait_leave(enum wait_mode mode)
+{
+	if (mode == WAIT_SERIAL)
+		waiters_serial_leave();
+	else if (mode != WAIT_PLAIN)
+		wait_leave_threaded(mode);
+}
 /* Delegated mode: blocks until op's requests are finished (wait_enter()
  * does it for op; blocking Send/Recv call it for the request they post). */
 void waitop_block(struct waitop *op);
