@@ -99,6 +99,8 @@ _Noreturn void pmpi_die(void);
 /* count elements of type in bytes (LONG_MAX past it): 0, or -1 when the MPI
  * cannot say. MPI_Count: the large-count calls (_c) pass theirs as it is. */
 int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes);
+/* Set-up: caches the predefined datatypes' sizes for pmpi_type_bytes(). */
+void pmpi_type_cache_setup(void);
 
 /* Whether a task of the layer that found no work left stays a little
  * longer (PIANO_MPI_LINGER_US from the first such call, *since holding its

@@ -340,6 +340,7 @@ static void setup(int real)
 	bool async_on = cvar_read_named("MPIR_CVAR_ASYNC_PROGRESS", &async) == 0 && async;
 #endif
 	pmpi_g.eager_limit = eager_detect(&pmpi_g.eager_source);
+	pmpi_type_cache_setup();
 	local_rank();
 	placement(&o);
 	oversubscription(&o);
