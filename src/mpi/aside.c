@@ -31,6 +31,7 @@ struct aside_call {
 static void *aside_main(void *p)
 {
 	struct aside_call *c = p;
+	pthread_setname_np(pthread_self(), "piano-setup"); /* for top -H and gdb */
 	c->fn(c->arg);
 	return NULL;
 }
