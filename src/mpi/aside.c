@@ -2,14 +2,14 @@
 /*
  * The set-up's memory stays out of the application's heap. glibc's malloc
  * serves the main thread from the main arena (the brk heap) and every other
- * thread from an arena of its own. What piano's set-up allocated in the
- * application's thread (the settings registry, the engine, hwloc's
- * topology, the MPI-layer tables) sat in the main arena between the MPI's
- * blocks and moved every block the application allocated afterwards, by
- * 20-290 KB on MPICH and up to 570 KB on Open MPI. Where an application's
- * buffers land matters to it: MPICH's 64 KiB ping-pong ran 10-20 % slower
- * with the set-up in the application's thread and as fast as natively with
- * it here (docs/mpi.md, "The application's heap"; tests
+ * thread from an arena of its own. What piano's set-up allocates (the
+ * settings registry, the engine, hwloc's topology, the MPI-layer tables)
+ * would sit in the main arena between the MPI's blocks and move every block
+ * the application allocates afterwards: by 20-290 KB on MPICH and up to
+ * 570 KB on Open MPI, measured with the set-up in the application's thread.
+ * Where an application's buffers land matters to it: MPICH's 64 KiB
+ * ping-pong then ran 10-20 % slower than natively, and as fast as natively
+ * with the set-up here (docs/mpi.md, "The application's heap"; tests
  * mpi.<mpi>.heap_offset_*).
  *
  * The caller waits for the thread, so the MPI sees the set-up's calls one
