@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,8 @@ static int remove_self(void)
 	static const char name[] = "LD_PRELOAD=";
 	size_t n = strlen(old), head = sizeof(name) - 1;
 	/* Not over the value being read (LD_PRELOAD set here before). */
-	bool ours = old >= preload_entry && old < preload_entry + sizeof(preload_entry);
+	uintptr_t at = (uintptr_t)old, ours_at = (uintptr_t)preload_entry;
+	bool ours = at >= ours_at && at < ours_at + sizeof(preload_entry);
 	bool fits = head + n < sizeof(preload_entry) && !ours;
 	char *kept = fits ? preload_entry + head : malloc(n + 1);
 	if (!kept) {
