@@ -20,7 +20,7 @@
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reqtab live; /* protected by live_lock */
-static _Atomic long nlive; /* entries of `live`; read without the lock */
+_Atomic long coll_op_nlive; /* entries of `live`; read without the lock */
 
 static uint64_t key_of(MPI_Request r)
 {
@@ -112,7 +112,7 @@ static int op_free(void *extra)
 	struct reqtab_entry *e = reqtab_find(&live, key_of(op->req));
 	if (e) {
 		reqtab_erase(&live, e);
-		atomic_fetch_sub_explicit(&nlive, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&coll_op_nlive, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&live_lock);
 	op_destroy(op);
@@ -170,7 +170,7 @@ int coll_op_start(struct coll_op *op, MPI_Request *request)
 	pthread_mutex_lock(&live_lock);
 	bool created = false;
 	if (reqtab_get(&live, key_of(op->req), &created) && created)
-		atomic_fetch_add_explicit(&nlive, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&coll_op_nlive, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&live_lock);
 	/* Stored before the start: the step that ends the graph, in this
 	 * thread or another, completes op->req (the graph's and the list's
@@ -188,10 +188,8 @@ int coll_op_start(struct coll_op *op, MPI_Request *request)
 	return rc;
 }
 
-bool coll_op_among(const MPI_Request *reqs, int n)
+bool coll_op_among_slow(const MPI_Request *reqs, int n)
 {
-	if (!atomic_load_explicit(&nlive, memory_order_relaxed))
-		return false;
 	bool found = false;
 	pthread_mutex_lock(&live_lock);
 	for (int i = 0; i < n && !found; i++)

@@ -23,6 +23,7 @@
 
 #include <mpi.h>
 #include <piano/graph.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -51,6 +52,15 @@ int coll_mpi_error(int piano_rc);
 /* Whether one of the n handles is the request of a running or unwaited
  * graph collective (for the completion calls, which then drive graphs
  * from the caller's thread); false at once when there is none. */
-bool coll_op_among(const MPI_Request *reqs, int n);
+bool coll_op_among_slow(const MPI_Request *reqs, int n);
+extern _Atomic long coll_op_nlive;
+/* Inline: every completion call of the application asks, and most
+ * processes have no graph collective running. Relaxed: a hint; a request
+ * the caller holds was registered before the caller got it. */
+static inline bool coll_op_among(const MPI_Request *reqs, int n)
+{
+	return atomic_load_explicit(&coll_op_nlive, memory_order_relaxed) &&
+	       coll_op_among_slow(reqs, n);
+}
 
 #endif

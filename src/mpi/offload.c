@@ -463,10 +463,8 @@ MPI_Request *offload_swap_slow(MPI_Request *reqs, int n, struct offload_swap *s)
 	return use;
 }
 
-void offload_unswap(struct offload_swap *s, MPI_Request *reqs)
+void offload_unswap_slow(struct offload_swap *s, MPI_Request *reqs)
 {
-	if (!s->recs)
-		return;
 	for (int i = 0; i < s->n; i++) {
 		struct osend *o = s->recs[i];
 		if (!o) {

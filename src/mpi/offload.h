@@ -74,7 +74,12 @@ static inline MPI_Request *offload_swap(MPI_Request *reqs, int n, struct offload
 /* After the call: each swapped G whose R the call completed is completed
  * and freed, its handle in reqs set to MPI_REQUEST_NULL; the others keep
  * their G. */
-void offload_unswap(struct offload_swap *s, MPI_Request *reqs);
+void offload_unswap_slow(struct offload_swap *s, MPI_Request *reqs);
+static inline void offload_unswap(struct offload_swap *s, MPI_Request *reqs)
+{
+	if (s->recs) /* set by offload_swap_slow() only */
+		offload_unswap_slow(s, reqs);
+}
 
 /* MPI_Request_free, MPI_Cancel and MPI_Request_get_status on a G: true
  * when req was one (*rc is then the call's result). */
