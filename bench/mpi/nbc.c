@@ -10,8 +10,9 @@
  * OSU counts it) and MPI_Ibarrier (no size), on every rank:
  *   t_pure     start the collective, wait for it at once;
  *   t_comp     the computation alone: a fixed number of triad element
- *              updates (L2-resident arrays) calibrated before MPI_Init to
- *              last about t_pure (--compute-factor F: F x t_pure);
+ *              updates (L2-resident arrays) calibrated before MPI_Init,
+ *              then timed again in place and scaled, to last about
+ *              t_pure (--compute-factor F: F x t_pure);
  *   t_ovl      start, compute, wait (no MPI call while computing);
  *   overlap %  = max(0, 100 - 100 * (t_ovl - t_comp) / t_pure)  (OSU);
  *   cpu_pure, cpu_comp, cpu_ovl  CPU time of the process (getrusage
@@ -53,7 +54,10 @@ static const char *usage_text =
 	"                   (default 20; quick 4): sets the iterations\n"
 	"  --iters N        fixed iterations per repetition instead\n"
 	"  --compute-factor F  compute F x t_pure instead of ~t_pure (default 1;\n"
-	"                   e.g. 10 to exceed the period of piano's timer thread)\n";
+	"                   e.g. 10 to exceed the period of piano's timer thread)\n"
+	"  --compute-per-byte NS  compute NS ns per byte of the size instead, e.g.\n"
+	"                   8 on a 1 Gbit/s link (the wire time of the size), so\n"
+	"                   that a stalled probe does not size the computation\n";
 
 enum { C_IBCAST, C_IALLREDUCE, C_IALLTOALL, C_IBARRIER, NCOLLS };
 static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ialltoall", "ibarrier" };
@@ -66,6 +70,7 @@ struct opts {
 	double target_ms;
 	long iters;
 	double factor;
+	double per_byte_ns; /* > 0: compute per_byte_ns x size instead */
 	int have_reps, have_target; /* given: --quick does not change them */
 };
 
@@ -94,6 +99,9 @@ static enum bm_arg nbc_arg(void *prog, const char *a, const char *v)
 	} else if (!strcmp(a, "--compute-factor")) {
 		o->factor = strtod(v, &end);
 		bad = end == v || *end || !(o->factor > 0) || o->factor > 1e6;
+	} else if (!strcmp(a, "--compute-per-byte")) {
+		o->per_byte_ns = strtod(v, &end);
+		bad = end == v || *end || !(o->per_byte_ns > 0) || o->per_byte_ns > 1e6;
 	} else if (!strcmp(a, "--iters")) {
 		bad = bm_parse_int(v, 1, 10000000, &o->iters);
 	} else {
@@ -216,6 +224,28 @@ static double probe(struct point *p, int mode, uint64_t work, double target_us,
 	return bm_median(v, samples);
 }
 
+/* The rate measured before MPI_Init can be off by a third once the job
+ * runs (the other ranks starting up beside the calibration; the MPI's and
+ * piano's threads after it), and a computation shorter than t_pure caps
+ * the OSU overlap at t_comp / t_pure whatever the progression does. So
+ * the work is timed once more in place (median of 5 runs, this rank's own
+ * time) and scaled to last target_us; one correction, no iteration: the
+ * reported t_comp says how close it came. */
+static uint64_t rescale(struct bm_triad *triad, uint64_t work, double target_us)
+{
+	double v[5];
+	for (int i = 0; i < 5; i++) {
+		double t0 = bm_now_us();
+		bm_triad_run(triad, work);
+		v[i] = bm_now_us() - t0;
+	}
+	double t = bm_median(v, 5);
+	if (t <= 0)
+		return work;
+	double w = (double)work * target_us / t;
+	return w < 1 ? 1 : (uint64_t)llround(w);
+}
+
 int main(int argc, char **argv)
 {
 	struct bm_opts co;
@@ -270,6 +300,9 @@ int main(int argc, char **argv)
 	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ialltoall/osu_ibarrier, uKACC)");
 	bm_hline(&ctx, "Overall = collective start + compute + MPI_Wait; compute = triad "
 	        "element updates calibrated to ~%g x t_pure", o.factor);
+	if (o.per_byte_ns > 0)
+		bm_hline(&ctx, "compute sized to %g ns per byte of the size instead of t_pure",
+		         o.per_byte_ns);
 	bm_hline(&ctx, "calibration before MPI_Init: %.0f..%.0f triad element updates/us "
 	        "(slowest..fastest rank)", rates[0], rates[1]);
 	bm_hline(&ctx, "%ld repetitions per point, each a loop of iters operations (~%.1f ms "
@@ -318,9 +351,12 @@ int main(int argc, char **argv)
 			double t_probe = probe(&p, 0, 0, o.target_ms * 50, 5, ctx.size);
 			/* The slowest rank's time (the same on every rank), turned
 			 * into work at each rank's own calibrated speed. */
-			uint64_t work = (uint64_t)llround(rate * t_probe * o.factor);
+			double t_want = o.per_byte_ns > 0 ? o.per_byte_ns * 1e-3 * (double)(p.size ? p.size : 1)
+			                                  : t_probe * o.factor;
+			uint64_t work = (uint64_t)llround(rate * t_want);
 			if (work == 0)
 				work = 1;
+			work = rescale(&triad, work, t_want);
 			long iters = o.iters;
 			if (!iters) {
 				tmax = probe(&p, 2, work, o.target_ms * 50, 3, ctx.size);
