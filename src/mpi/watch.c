@@ -227,6 +227,17 @@ static unsigned watch_fn(void *arg)
 		return 0;
 	}
 	gate_poke();
+	/* A graph collective's next node waits for a step, not for the MPI's
+	 * progress alone: the message that woke us may have finished one of
+	 * its receives or sends, whose successors (the next segment, the
+	 * reduction, the forward) the progress task would otherwise post only
+	 * at the timer's next tick, with every core computing. The poke above
+	 * still drains the sockets when graphs_progress() finds the list
+	 * taken by another thread. */
+	if (graphs_running() > 0 && !graphs_driven() && gate_enter()) {
+		graphs_progress();
+		gate_leave();
+	}
 	report_round();
 	ignore_undrained();
 	return 0;
