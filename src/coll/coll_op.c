@@ -82,7 +82,10 @@ void *coll_op_scratch(struct coll_op *op, size_t bytes)
 {
 	if (op->nscratch == (int)(sizeof(op->scratch) / sizeof(op->scratch[0])))
 		return NULL;
-	void *p = calloc(1, bytes ? bytes : 1);
+	/* Not zeroed: every algorithm writes a scratch buffer (a receive, a
+	 * copy) before it reads or sends it, and zeroing cost a memset of the
+	 * whole span per operation (1 MiB for a 2-rank Iallreduce of 1 MiB). */
+	void *p = malloc(bytes ? bytes : 1);
 	if (p)
 		op->scratch[op->nscratch++] = p;
 	return p;
