@@ -57,8 +57,10 @@ PIANO_API int piano_graph_add_calc(piano_graph_t *g, piano_graph_fn fn, void *ar
 /* inout = in op inout, MPI_Reduce_local's order (any op, any datatype). */
 PIANO_API int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *inout, int count,
                                      MPI_Datatype type, MPI_Op op, int *node);
-/* Local copy with type conversion of layouts (same type signature), by
- * MPI_Pack into a buffer of the graph and MPI_Unpack. */
+/* Local copy with type conversion of layouts (same type signature): one
+ * memmove when both layouts are dense (no gap inside or between elements,
+ * as every predefined type but the pair types), otherwise MPI_Pack into a
+ * buffer of the graph and MPI_Unpack. Source and destination may overlap. */
 PIANO_API int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount,
                                    MPI_Datatype stype, void *dst, int dcount, MPI_Datatype dtype,
                                    int *node);

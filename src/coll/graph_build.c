@@ -170,6 +170,22 @@ int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *inout, int co
 	return node_added(g, node);
 }
 
+/* A type whose elements hold no gap, inside or between them (every
+ * predefined type but the pair types such as MPI_DOUBLE_INT, contiguous
+ * types of those): count elements are count * size bytes from the true
+ * lower bound, set in *shift. */
+static bool type_dense(MPI_Datatype t, MPI_Aint *shift)
+{
+	int size;
+	MPI_Aint lb, ext, tlb, text;
+	if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||
+	    PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
+		return false;
+	*shift = tlb;
+	return size > 0 && ext == size && text == size;
+}
+
 int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Datatype stype,
                          void *dst, int dcount, MPI_Datatype dtype, int *node)
 {
@@ -191,6 +207,9 @@ int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Data
 	n->u.copy.dst = dst;
 	n->u.copy.dcount = dcount;
 	n->u.copy.dtype = dtype;
+	n->u.copy.dense = type_dense(stype, &n->u.copy.sshift) &&
+	                  type_dense(dtype, &n->u.copy.dshift);
+	n->u.copy.bytes = (size_t)ssize * (size_t)scount;
 	return node_added(g, node);
 }
 
@@ -308,7 +327,7 @@ int piano_graph_commit(piano_graph_t *g)
 		if (n->kind == NODE_SEND || n->kind == NODE_RECV) {
 			g->reqs[n->u.p2p.slot] = MPI_REQUEST_NULL;
 			g->req_node[n->u.p2p.slot] = i;
-		} else if (n->kind == NODE_COPY) {
+		} else if (n->kind == NODE_COPY && !n->u.copy.dense) {
 			int sz;
 			rc = PIANO_EINVAL;
 			if (PMPI_Pack_size(n->u.copy.scount, n->u.copy.stype, MPI_COMM_SELF, &sz) !=

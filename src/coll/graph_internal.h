@@ -69,6 +69,13 @@ struct graph_node {
 			void *dst;
 			int scount, dcount;
 			MPI_Datatype stype, dtype;
+			/* Both layouts dense (no gap inside or between elements):
+			 * the copy is one memmove of `bytes` from src + sshift to
+			 * dst + dshift (the types' true lower bounds), not a pack
+			 * and unpack through the staging buffer. */
+			bool dense;
+			MPI_Aint sshift, dshift;
+			size_t bytes;
 		} copy;
 	} u;
 	int npred;             /* predecessors (set by commit) */

@@ -14,6 +14,8 @@
  */
 #include "graph_internal.h"
 
+#include <string.h>
+
 static void graph_push(piano_graph_t *g, int node)
 {
 	g->stack[g->nstack++] = node; /* each node is pushed once per run */
@@ -94,6 +96,14 @@ static int node_run(piano_graph_t *g, int node)
 		break;
 	case NODE_COPY: {
 		int pos = 0, upos = 0;
+		if (n->u.copy.dense) {
+			/* memmove: an in-place collective may hand overlapping
+			 * layouts; the bytes are those pack and unpack would move. */
+			memmove((char *)n->u.copy.dst + n->u.copy.dshift,
+			        (const char *)n->u.copy.src + n->u.copy.sshift, n->u.copy.bytes);
+			rc = MPI_SUCCESS;
+			break;
+		}
 		/* Nothing to copy in a graph whose COPY nodes pack to 0 bytes:
 		 * there is no staging buffer, and Open MPI's MPI_Pack rejects a
 		 * NULL one even for 0 elements. */
