@@ -52,6 +52,11 @@ int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
                  MPI_Comm comm, long segment, MPI_Request *request);
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, long segment, MPI_Request *request);
+/* Smallest vector, in bytes, that MPI_Iallreduce (and the reduce-scatters
+ * built on it) cut into a reduce-scatter and an allgather instead of
+ * recursive doubling (PIANO_COLL_REDSCAT_MIN); called once before any
+ * collective. */
+void coll_reduce_tune(long redscat_min_bytes);
 
 /* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
  * vr's parent (-1 for the root) and its children, the largest subtree

@@ -287,14 +287,116 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 	return coll_op_start(op, request);
 }
 
-/* The allreduce of either algorithm; the choice depends on the
- * communicator's size only, so every rank makes the same. */
+/* Set once by coll_reduce_tune() before any collective, read-only after. */
+static long redscat_min = 16384;
+
+void coll_reduce_tune(long redscat_min_bytes) { redscat_min = redscat_min_bytes; }
+
+/* First element of block b of n elements cut in `size` blocks (balanced:
+ * block sizes differ by at most one, some empty when n < size). */
+static int block_start(int b, int n, int size) { return (int)((long)b * n / size); }
+
+/*
+ * Reduce-scatter by recursive halving, then allgather by recursive
+ * doubling (Rabenseifner's algorithm; a power of two of ranks and a
+ * commutative operation): each rank reduces 1/size of the vector instead
+ * of all of it, and sends 2 (size - 1) / size of it instead of log2(size)
+ * times all of it; twice the steps of recursive doubling, so it is for
+ * long vectors (redscat_min). Per segment of n elements, cut in size
+ * blocks: in reduce-scatter step k (mask size >> (k + 1)) a rank holding
+ * blocks [lo, hi) keeps the half that holds its own block, sends the other
+ * half to rank ^ mask, receives the partner's part of its half into the
+ * step's scratch and reduces it into recvbuf; after the last step it holds
+ * its own block, complete. Allgather step k (in reverse) sends what it
+ * holds to rank ^ mask and receives the same width beside it, which is
+ * the half reduce-scatter step k sent away (the receive waits for that
+ * send). Each block is reduced on one rank only, so every rank ends with
+ * the same bits. The running value lives in recvbuf, sendbuf copied first.
+ */
+static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
+                             MPI_Datatype type, MPI_Op mop, long segment)
+{
+	int rc = MPI_SUCCESS;
+	struct layout l = layout_of(type, count);
+	int nsteps = doubling_steps(op->size);
+	char *tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nsteps);
+	if (!tmp)
+		return MPI_ERR_NO_MEM;
+	int seg = 0;
+	int nseg = coll_segments(count, type, segment, op->ntags / (2 * nsteps), &seg);
+	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
+		int n;
+		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
+		char *res = (char *)recvbuf + off;
+		int tag = op->tag + j * 2 * nsteps;
+		int last = -1;      /* the node that last wrote the half kept */
+		int sent[32];       /* reduce-scatter step k's send */
+		int wrote[33], nw = 0; /* the nodes that wrote what the rank holds */
+		if (sendbuf != MPI_IN_PLACE)
+			ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type, res,
+			                         n, type, &last));
+		int lo = 0, hi = op->size;
+		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
+			int mask = op->size >> (k + 1), partner = op->rank ^ mask;
+			int mid = (lo + hi) / 2;
+			bool upper = op->rank & mask;
+			int klo = upper ? mid : lo, khi = upper ? hi : mid;
+			int slo = upper ? lo : mid, shi = upper ? mid : hi;
+			int k0 = block_start(klo, n, op->size), k1 = block_start(khi, n, op->size);
+			int s0 = block_start(slo, n, op->size), s1 = block_start(shi, n, op->size);
+			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off + k0 * l.extent;
+			int r = -1, s = -1, red = -1;
+			ADD(piano_graph_add_recv(op->g, t, k1 - k0, type, partner, tag + k, &r));
+			ADD(piano_graph_add_send(op->g, res + s0 * l.extent, s1 - s0, type, partner,
+			                         tag + k, &s));
+			ADD(piano_graph_add_reduce(op->g, t, res + k0 * l.extent, k1 - k0, type, mop,
+			                           &red));
+			ADD(piano_graph_add_edge(op->g, r, red));
+			if (last >= 0) {
+				ADD(piano_graph_add_edge(op->g, last, s));
+				ADD(piano_graph_add_edge(op->g, last, red));
+			}
+			sent[k] = s;
+			last = red;
+			lo = klo;
+			hi = khi;
+		}
+		wrote[nw++] = last;
+		for (int k = nsteps - 1; k >= 0 && rc == MPI_SUCCESS; k--) {
+			int mask = op->size >> (k + 1), partner = op->rank ^ mask;
+			int w = hi - lo, plo = (op->rank & mask) ? lo - w : hi, phi = plo + w;
+			int h0 = block_start(lo, n, op->size), h1 = block_start(hi, n, op->size);
+			int p0 = block_start(plo, n, op->size), p1 = block_start(phi, n, op->size);
+			int s = -1, r = -1;
+			ADD(piano_graph_add_send(op->g, res + h0 * l.extent, h1 - h0, type, partner,
+			                         tag + nsteps + k, &s));
+			for (int i = 0; i < nw; i++)
+				ADD(piano_graph_add_edge(op->g, wrote[i], s));
+			ADD(piano_graph_add_recv(op->g, res + p0 * l.extent, p1 - p0, type, partner,
+			                         tag + nsteps + k, &r));
+			ADD(piano_graph_add_edge(op->g, sent[k], r));
+			wrote[nw++] = r;
+			lo = plo < lo ? plo : lo;
+			hi = phi > hi ? phi : hi;
+		}
+	}
+	return rc;
+}
+
+/* The allreduce's algorithm; the choice depends on values that are the
+ * same on every rank (size, count and type signature, the operation). */
 static int allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype type, MPI_Op mop, long segment)
 {
-	if ((op->size & (op->size - 1)) == 0)
-		return doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
-	return tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	if ((op->size & (op->size - 1)) != 0)
+		return tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	int commute = 0, tsize = 0;
+	PMPI_Op_commutative(mop, &commute);
+	PMPI_Type_size(type, &tsize);
+	if (op->size > 1 && commute && count >= op->size &&
+	    (long)count * tsize >= redscat_min)
+		return redscat_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	return doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 }
 
 static int finish(struct coll_op *op, int rc, MPI_Request *request)

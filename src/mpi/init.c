@@ -6,6 +6,7 @@
 #include "init.h"
 #include "aside.h"
 #include "base.h"
+#include "coll_algo.h"
 #include "coll_shadow.h"
 #include "cvar.h"
 #include "eager.h"
@@ -394,6 +395,7 @@ static void setup(int real)
 	/* Never in serialized mode: PIANO_COLL other than native keeps the
 	 * MPI at MPI_THREAD_MULTIPLE (serial_wanted). */
 	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
+	coll_reduce_tune(pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL));
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
 	if (rc) {

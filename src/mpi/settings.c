@@ -153,6 +153,11 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Pipeline segment of the graph collectives, in bytes: a message is cut into segments "
 	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "
 	  "the same on every rank." },
+	{ "PIANO_COLL_REDSCAT_MIN", PIANO_SETTING_INT, "16384", 0, 2147483647L, NULL, NULL, NULL,
+	  "Smallest `MPI_Iallreduce` vector, in bytes, that the graphs run as a reduce-scatter "
+	  "then an allgather (each rank reduces its share only) instead of recursive doubling, "
+	  "on a power of two of ranks with a commutative operation (docs/coll.md). Must be the "
+	  "same on every rank." },
 	{ "PIANO_OFFLOAD", PIANO_SETTING_CHOICE, "0", 0, 0, "0,1,always", NULL, NULL,
 	  "`1`: an `MPI_Isend` of at most the eager limit returns at once and an idle core posts "
 	  "it (docs/mpi.md, \"Submission offload\"); every other send, completion, blocking or "
