@@ -11,6 +11,7 @@
 #define PIANO_COLL_ALGO_H
 
 #include <mpi.h>
+#include <stdbool.h>
 
 int coll_ibarrier(MPI_Comm comm, MPI_Request *request);
 int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
@@ -52,11 +53,14 @@ int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
                  MPI_Comm comm, long segment, MPI_Request *request);
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, long segment, MPI_Request *request);
-/* Smallest vector, in bytes, that MPI_Iallreduce (and the reduce-scatters
- * built on it) cut into a reduce-scatter and an allgather instead of
- * recursive doubling (PIANO_COLL_REDSCAT_MIN); called once before any
- * collective. */
-void coll_reduce_tune(long redscat_min_bytes);
+/* Tuning, set once before any collective (init.c): the smallest vector,
+ * in bytes, that MPI_Iallreduce (and the reduce-scatters built on it) cut
+ * into a reduce-scatter and an allgather instead of recursive doubling
+ * (PIANO_COLL_REDSCAT_MIN); the segment on a communicator whose ranks all
+ * share this node (PIANO_COLL_SEGMENT_NODE; 0: the `segment` argument
+ * everywhere), where world_one_node says that every rank of
+ * MPI_COMM_WORLD is on this node. */
+void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node);
 
 /* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
  * vr's parent (-1 for the root) and its children, the largest subtree

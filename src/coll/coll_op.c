@@ -18,6 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+long coll_redscat_min = 16384, coll_node_segment;
+bool coll_world_one_node;
+
+void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node)
+{
+	coll_redscat_min = redscat_min_bytes;
+	coll_node_segment = node_segment;
+	coll_world_one_node = world_one_node;
+}
+
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reqtab live; /* protected by live_lock */
 _Atomic long coll_op_nlive; /* entries of `live`; read without the lock */
@@ -64,6 +74,7 @@ int coll_op_begin(MPI_Comm comm, struct coll_op **out)
 	op->size = op->sh->size;
 	op->tag = coll_shadow_tag(op->sh);
 	op->ntags = op->sh->tags;
+	op->one_node = coll_world_one_node && op->sh->in_world;
 	/* Sized and checked on the application's communicator; the messages
 	 * travel on the shadow (same group, same ranks). */
 	rc = coll_mpi_error(piano_graph_create(comm, &op->g));

@@ -35,13 +35,26 @@ struct coll_op {
 	int rank, size;   /* in the communicator */
 	int tag, ntags;   /* the operation's tags: tag .. tag + ntags - 1 */
 	void *scratch[4]; /* coll_op_scratch() */
+	bool one_node;    /* every rank on this node (coll_op_segment()) */
 	int nscratch;
 	MPI_Request req;
 };
 
+/* coll_tune()'s values: set once before any collective, read-only after. */
+extern long coll_redscat_min, coll_node_segment;
+extern bool coll_world_one_node;
+
 int coll_op_begin(MPI_Comm comm, struct coll_op **out);
-/* Memory for the operation's lifetime (zeroed), NULL when out of memory;
- * up to four blocks per operation. */
+/* The pipeline segment of op: the node's when every rank of its
+ * communicator is on this node (a value every rank computes alike: its
+ * world on one node and the communicator within its world), else
+ * `segment`. */
+static inline long coll_op_segment(const struct coll_op *op, long segment)
+{
+	return op->one_node && coll_node_segment > 0 ? coll_node_segment : segment;
+}
+/* Memory for the operation's lifetime (not zeroed), NULL when out of
+ * memory; up to four blocks per operation. */
 void *coll_op_scratch(struct coll_op *op, size_t bytes);
 int coll_op_start(struct coll_op *op, MPI_Request *request);
 void coll_op_abandon(struct coll_op *op);

@@ -104,7 +104,7 @@ static int tree_init(struct coll_op *op, struct tree *t, const void *sendbuf, vo
 	t->mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	t->nchild = coll_tree(op->rank, op->size, &t->parent, t->children);
 	t->tmp = tree_scratch(op, t->l, t->nchild, &rc);
-	t->nseg = coll_segments(count, type, segment, op->ntags / 2, &t->seg);
+	t->nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / 2, &t->seg);
 	return rc;
 }
 
@@ -204,7 +204,7 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 			return MPI_ERR_NO_MEM;
 	}
 	int seg = 0;
-	int nseg = coll_segments(count, type, segment, op->ntags / (nsteps ? nsteps : 1), &seg);
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / (nsteps ? nsteps : 1), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
@@ -287,11 +287,6 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 	return coll_op_start(op, request);
 }
 
-/* Set once by coll_reduce_tune() before any collective, read-only after. */
-static long redscat_min = 16384;
-
-void coll_reduce_tune(long redscat_min_bytes) { redscat_min = redscat_min_bytes; }
-
 /* First element of block b of n elements cut in `size` blocks (balanced:
  * block sizes differ by at most one, some empty when n < size). */
 static int block_start(int b, int n, int size) { return (int)((long)b * n / size); }
@@ -302,7 +297,7 @@ static int block_start(int b, int n, int size) { return (int)((long)b * n / size
  * commutative operation): each rank reduces 1/size of the vector instead
  * of all of it, and sends 2 (size - 1) / size of it instead of log2(size)
  * times all of it; twice the steps of recursive doubling, so it is for
- * long vectors (redscat_min). Per segment of n elements, cut in size
+ * long vectors (coll_redscat_min). Per segment of n elements, cut in size
  * blocks: in reduce-scatter step k (mask size >> (k + 1)) a rank holding
  * blocks [lo, hi) keeps the half that holds its own block, sends the other
  * half to rank ^ mask, receives the partner's part of its half into the
@@ -323,7 +318,7 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 	if (!tmp)
 		return MPI_ERR_NO_MEM;
 	int seg = 0;
-	int nseg = coll_segments(count, type, segment, op->ntags / (2 * nsteps), &seg);
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / (2 * nsteps), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
@@ -394,7 +389,7 @@ static int allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int
 	PMPI_Op_commutative(mop, &commute);
 	PMPI_Type_size(type, &tsize);
 	if (op->size > 1 && commute && count >= op->size &&
-	    (long)count * tsize >= redscat_min)
+	    (long)count * tsize >= coll_redscat_min)
 		return redscat_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 	return doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 }
@@ -517,7 +512,7 @@ static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, M
 		return finish(op, MPI_ERR_NO_MEM, request);
 	const char *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	int seg = 0;
-	int nseg = coll_segments(count, type, segment, op->ntags / (nsteps ? nsteps : 1), &seg);
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / (nsteps ? nsteps : 1), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);

@@ -52,6 +52,34 @@ static void key_create(void)
 	key_err = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attr, &keyval, NULL);
 }
 
+/* Whether every rank of comm is in this process's MPI_COMM_WORLD: false
+ * for a communicator joined with spawned or connected processes, on every
+ * rank of it (each sees the others' world as foreign), so that a choice
+ * made from it is the same on every rank. */
+static bool within_world(MPI_Comm comm, int size)
+{
+	MPI_Group g, w;
+	bool in = false;
+	if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+		return false;
+	if (PMPI_Comm_group(MPI_COMM_WORLD, &w) != MPI_SUCCESS)
+		goto free_group;
+	int *ranks = malloc(2 * sizeof(int) * (size_t)size);
+	if (!ranks)
+		goto free_world;
+	for (int i = 0; i < size; i++)
+		ranks[i] = i;
+	in = PMPI_Group_translate_ranks(g, size, ranks, w, ranks + size) == MPI_SUCCESS;
+	for (int i = 0; in && i < size; i++)
+		in = ranks[size + i] != MPI_UNDEFINED;
+	free(ranks);
+free_world:
+	PMPI_Group_free(&w);
+free_group:
+	PMPI_Group_free(&g);
+	return in;
+}
+
 static int shadow_new(MPI_Comm comm, struct coll_shadow **out)
 {
 	struct coll_shadow *sh = calloc(1, sizeof(*sh));
@@ -66,6 +94,7 @@ static int shadow_new(MPI_Comm comm, struct coll_shadow **out)
 	if (rc != MPI_SUCCESS)
 		goto err_free;
 	long ntags = flag && ub ? (long)*ub + 1 : 32768L; /* the standard's least bound */
+	sh->in_world = within_world(comm, sh->size);
 	sh->tags = ntags / SPAN_MIN < TAGS_MAX ? (int)(ntags / SPAN_MIN) : TAGS_MAX;
 	sh->tag_span = (int)(ntags / sh->tags);
 	if (pthread_mutex_init(&sh->lock, NULL)) {

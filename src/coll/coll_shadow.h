@@ -19,10 +19,12 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 struct coll_shadow {
 	MPI_Comm comm;  /* the duplicate; usable once `ready` */
 	int size, rank; /* of the communicator */
+	bool in_world;  /* every rank of it is in this process's MPI_COMM_WORLD */
 	int tags;       /* tags per collective (coll_shadow_tag()) */
 	int tag_span;   /* collectives before the tags wrap around */
 	/* Collectives started on the communicator. Owner: the application's

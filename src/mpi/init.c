@@ -394,8 +394,18 @@ static void setup(int real)
 		pmpi_g.coll_graph = 0;
 	/* Never in serialized mode: PIANO_COLL other than native keeps the
 	 * MPI at MPI_THREAD_MULTIPLE (serial_wanted). */
-	pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", NULL);
-	coll_reduce_tune(pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL));
+	{
+		int seg_src = 0, node_src = 0, wsize = 0;
+		pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", &seg_src);
+		long node_segment = pmpi_setting("PIANO_COLL_SEGMENT_NODE", &node_src);
+		/* A segment the user chose applies everywhere unless the node's
+		 * is chosen too. */
+		if (seg_src != PIANO_SOURCE_DEFAULT && node_src == PIANO_SOURCE_DEFAULT)
+			node_segment = 0;
+		PMPI_Comm_size(MPI_COMM_WORLD, &wsize);
+		coll_tune(pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL), node_segment,
+		          pmpi_g.local_size == wsize);
+	}
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
 	if (rc) {

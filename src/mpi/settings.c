@@ -153,6 +153,13 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Pipeline segment of the graph collectives, in bytes: a message is cut into segments "
 	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "
 	  "the same on every rank." },
+	{ "PIANO_COLL_SEGMENT_NODE", PIANO_SETTING_INT, "262144", 1024, 1073741824L, NULL, NULL,
+	  NULL,
+	  "Pipeline segment of the graph collectives on a communicator whose ranks all share "
+	  "this node (every rank of `MPI_COMM_WORLD` on one node): there each message costs the "
+	  "MPI a copy and a handshake of its own, so segments are larger than across hosts "
+	  "(docs/coll.md). When `PIANO_COLL_SEGMENT` is set and this is not, that one applies "
+	  "there too. Must be the same on every rank." },
 	{ "PIANO_COLL_REDSCAT_MIN", PIANO_SETTING_INT, "16384", 0, 2147483647L, NULL, NULL, NULL,
 	  "Smallest `MPI_Iallreduce` vector, in bytes, that the graphs run as a reduce-scatter "
 	  "then an allgather (each rank reduces its share only) instead of recursive doubling, "
