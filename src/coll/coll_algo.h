@@ -61,6 +61,9 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
  * everywhere), where world_one_node says that every rank of
  * MPI_COMM_WORLD is on this node. */
 void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node);
+/* coll_tune()'s values (coll_tree.c): read-only once a collective ran. */
+extern long coll_redscat_min, coll_node_segment;
+extern bool coll_world_one_node;
 
 /* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
  * vr's parent (-1 for the root) and its children, the largest subtree

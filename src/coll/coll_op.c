@@ -18,16 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-long coll_redscat_min = 16384, coll_node_segment;
-bool coll_world_one_node;
-
-void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node)
-{
-	coll_redscat_min = redscat_min_bytes;
-	coll_node_segment = node_segment;
-	coll_world_one_node = world_one_node;
-}
-
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reqtab live; /* protected by live_lock */
 _Atomic long coll_op_nlive; /* entries of `live`; read without the lock */

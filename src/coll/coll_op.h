@@ -21,6 +21,8 @@
 #ifndef PIANO_COLL_OP_H
 #define PIANO_COLL_OP_H
 
+#include "coll_algo.h"
+
 #include <mpi.h>
 #include <piano/graph.h>
 #include <stdatomic.h>
@@ -39,10 +41,6 @@ struct coll_op {
 	int nscratch;
 	MPI_Request req;
 };
-
-/* coll_tune()'s values: set once before any collective, read-only after. */
-extern long coll_redscat_min, coll_node_segment;
-extern bool coll_world_one_node;
 
 int coll_op_begin(MPI_Comm comm, struct coll_op **out);
 /* The pipeline segment of op: the node's when every rank of its

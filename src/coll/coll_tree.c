@@ -1,6 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shapes the collectives' graphs share: the binomial tree, segments. */
+/* Shapes the collectives' graphs share: the binomial tree, segments, and
+ * the tuning that chooses among them. */
 #include "coll_algo.h"
+
+long coll_redscat_min = 16384, coll_node_segment;
+bool coll_world_one_node;
+
+void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node)
+{
+	coll_redscat_min = redscat_min_bytes;
+	coll_node_segment = node_segment;
+	coll_world_one_node = world_one_node;
+}
 
 int coll_tree(int vr, int size, int *parent, int children[32])
 {
