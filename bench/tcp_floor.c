@@ -56,7 +56,7 @@ static void work(long n)
 	sink = a;
 }
 
-static void die(const char *what)
+__attribute__((noreturn)) static void die(const char *what)
 {
 	perror(what);
 	exit(1);
@@ -108,7 +108,8 @@ static int connect_to(const char *spec)
 		return -1;
 	memcpy(host, spec, (size_t)(colon - spec));
 	host[colon - spec] = '\0';
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	struct sockaddr_in a = { .sin_family = AF_INET,
+		                 .sin_port = htons((uint16_t)atoi(colon + 1)) };
 	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
 		return -1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -127,7 +128,8 @@ static int connect_to(const char *spec)
 static int listen_on(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+		                 .sin_port = htons((uint16_t)port),
 		                 .sin_addr.s_addr = htonl(INADDR_ANY) };
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1))
@@ -160,8 +162,9 @@ int main(int argc, char **argv)
 	}
 	if ((argc - 1) % 2 || (!peer) == (port <= 0) || nbytes == 0 || !(compute_ms > 0) ||
 	    reps < 1 || reps > MAX_REPS) {
-		fprintf(stderr, "usage: bench_tcp_floor --listen PORT | --connect ADDR:PORT "
-		                "[--bytes N] [--compute-ms T] [--reps N (1..%d)]\n",
+		fprintf(stderr,
+		        "usage: bench_tcp_floor --listen PORT | --connect ADDR:PORT "
+		        "[--bytes N] [--compute-ms T] [--reps N (1..%d)]\n",
 		        MAX_REPS);
 		return 2;
 	}
@@ -188,7 +191,8 @@ int main(int argc, char **argv)
 		sync_peer();
 		pthread_t r, s;
 		a = now_ms();
-		if (pthread_create(&r, NULL, receive, NULL) || pthread_create(&s, NULL, send_all, NULL))
+		if (pthread_create(&r, NULL, receive, NULL) ||
+		    pthread_create(&s, NULL, send_all, NULL))
 			die("bench_tcp_floor: pthread_create");
 		work(n);
 		beside[i] = now_ms() - a;
