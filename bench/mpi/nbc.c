@@ -42,22 +42,22 @@
 #define MAX_POINTS 32
 
 static const char *usage_text =
-	"usage: bench_nbc [options]   (any number of ranks >= 2)\n"
-	"  --colls LIST     ibcast, iallreduce, ialltoall and/or ibarrier\n"
-	"                   (default all)\n"
-	"  --sizes LIST     message sizes, e.g. 4,1K,1M (default 4B..1MiB, x4;\n"
-	"                   quick 4B,1KiB,64KiB,1MiB); Iallreduce rounds them\n"
-	"                   down to whole floats (at least one); Ialltoall\n"
-	"                   sends this much to each rank\n"
-	"  --reps N         repetitions per point (default 11; quick 5)\n"
-	"  --target-ms T    length of one repetition of pure collectives\n"
-	"                   (default 20; quick 4): sets the iterations\n"
-	"  --iters N        fixed iterations per repetition instead\n"
-	"  --compute-factor F  compute F x t_pure instead of ~t_pure (default 1;\n"
-	"                   e.g. 10 to exceed the period of piano's timer thread)\n"
-	"  --compute-per-byte NS  compute NS ns per byte of the size instead, e.g.\n"
-	"                   8 on a 1 Gbit/s link (the wire time of the size), so\n"
-	"                   that a stalled probe does not size the computation\n";
+        "usage: bench_nbc [options]   (any number of ranks >= 2)\n"
+        "  --colls LIST     ibcast, iallreduce, ialltoall and/or ibarrier\n"
+        "                   (default all)\n"
+        "  --sizes LIST     message sizes, e.g. 4,1K,1M (default 4B..1MiB, x4;\n"
+        "                   quick 4B,1KiB,64KiB,1MiB); Iallreduce rounds them\n"
+        "                   down to whole floats (at least one); Ialltoall\n"
+        "                   sends this much to each rank\n"
+        "  --reps N         repetitions per point (default 11; quick 5)\n"
+        "  --target-ms T    length of one repetition of pure collectives\n"
+        "                   (default 20; quick 4): sets the iterations\n"
+        "  --iters N        fixed iterations per repetition instead\n"
+        "  --compute-factor F  compute F x t_pure instead of ~t_pure (default 1;\n"
+        "                   e.g. 10 to exceed the period of piano's timer thread)\n"
+        "  --compute-per-byte NS  compute NS ns per byte of the size instead, e.g.\n"
+        "                   8 on a 1 Gbit/s link (the wire time of the size), so\n"
+        "                   that a stalled probe does not size the computation\n";
 
 enum { C_IBCAST, C_IALLREDUCE, C_IALLTOALL, C_IBARRIER, NCOLLS };
 static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ialltoall", "ibarrier" };
@@ -70,7 +70,7 @@ struct opts {
 	double target_ms;
 	long iters;
 	double factor;
-	double per_byte_ns; /* > 0: compute per_byte_ns x size instead */
+	double per_byte_ns;         /* > 0: compute per_byte_ns x size instead */
 	int have_reps, have_target; /* given: --quick does not change them */
 };
 
@@ -351,7 +351,8 @@ int main(int argc, char **argv)
 			double t_probe = probe(&p, 0, 0, o.target_ms * 50, 5, ctx.size);
 			/* The slowest rank's time (the same on every rank), turned
 			 * into work at each rank's own calibrated speed. */
-			double t_want = o.per_byte_ns > 0 ? o.per_byte_ns * 1e-3 * (double)(p.size ? p.size : 1)
+			double t_want = o.per_byte_ns > 0 ? o.per_byte_ns * 1e-3 *
+			                                            (double)(p.size ? p.size : 1)
 			                                  : t_probe * o.factor;
 			uint64_t work = (uint64_t)llround(rate * t_want);
 			if (work == 0)

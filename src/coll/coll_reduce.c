@@ -204,7 +204,8 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 			return MPI_ERR_NO_MEM;
 	}
 	int seg = 0;
-	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / (nsteps ? nsteps : 1), &seg);
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
+	                         op->ntags / (nsteps ? nsteps : 1), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
@@ -318,14 +319,15 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 	if (!tmp)
 		return MPI_ERR_NO_MEM;
 	int seg = 0;
-	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / (2 * nsteps), &seg);
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
+	                         op->ntags / (2 * nsteps), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
 		char *res = (char *)recvbuf + off;
 		int tag = op->tag + j * 2 * nsteps;
-		int last = -1;      /* the node that last wrote the half kept */
-		int sent[32];       /* reduce-scatter step k's send */
+		int last = -1;         /* the node that last wrote the half kept */
+		int sent[32];          /* reduce-scatter step k's send */
 		int wrote[33], nw = 0; /* the nodes that wrote what the rank holds */
 		if (sendbuf != MPI_IN_PLACE)
 			ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type, res,
@@ -344,8 +346,8 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 			ADD(piano_graph_add_recv(op->g, t, k1 - k0, type, partner, tag + k, &r));
 			ADD(piano_graph_add_send(op->g, res + s0 * l.extent, s1 - s0, type, partner,
 			                         tag + k, &s));
-			ADD(piano_graph_add_reduce(op->g, t, res + k0 * l.extent, k1 - k0, type, mop,
-			                           &red));
+			ADD(piano_graph_add_reduce(op->g, t, res + k0 * l.extent, k1 - k0, type,
+			                           mop, &red));
 			ADD(piano_graph_add_edge(op->g, r, red));
 			if (last >= 0) {
 				ADD(piano_graph_add_edge(op->g, last, s));
@@ -388,8 +390,7 @@ static int allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int
 	int commute = 0, tsize = 0;
 	PMPI_Op_commutative(mop, &commute);
 	PMPI_Type_size(type, &tsize);
-	if (op->size > 1 && commute && count >= op->size &&
-	    (long)count * tsize >= coll_redscat_min)
+	if (op->size > 1 && commute && count >= op->size && (long)count * tsize >= coll_redscat_min)
 		return redscat_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 	return doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 }
@@ -512,7 +513,8 @@ static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, M
 		return finish(op, MPI_ERR_NO_MEM, request);
 	const char *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	int seg = 0;
-	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / (nsteps ? nsteps : 1), &seg);
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
+	                         op->ntags / (nsteps ? nsteps : 1), &seg);
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);

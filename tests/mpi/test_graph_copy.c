@@ -25,8 +25,7 @@
 #define BYTES 1024
 
 /* Runs a one-node graph copying (src, sc, st) to (dst, dc, dt). */
-static void graph_copy(const void *src, int sc, MPI_Datatype st, void *dst, int dc,
-                       MPI_Datatype dt)
+static void graph_copy(const void *src, int sc, MPI_Datatype st, void *dst, int dc, MPI_Datatype dt)
 {
 	piano_graph_t *g;
 	int node;
@@ -130,6 +129,7 @@ int main(int argc, char **argv)
 	MPI_Type_free(&shifted);
 	MPI_Type_free(&below);
 	MPI_Finalize();
-	printf("graph COPY nodes: dense, shifted, gapped and overlapping layouts as MPI_Pack/MPI_Unpack\n");
+	printf("graph COPY nodes: dense, shifted, gapped and overlapping layouts as "
+	       "MPI_Pack/MPI_Unpack\n");
 	return 0;
 }
