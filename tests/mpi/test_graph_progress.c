@@ -6,8 +6,10 @@
  * reports, through MPI shared memory, that it got the message back. Both
  * rendezvous need rank 1's MPI, and the send must be posted by whoever
  * advances the graph once the receive has completed: this finishes only if
- * piano advances the graph in the background. A generous timeout turns "no
- * progress" into a failure.
+ * piano advances the graph in the background. Rank 0 sends only once rank
+ * 1's start has returned (flag 1), so the receive cannot complete inside
+ * the start's own step; it reports the message back with flag 2. A
+ * generous timeout turns "no progress" into a failure.
  *
  * usage: test_graph_progress [timeout_s (default 20)]
  */
@@ -46,12 +48,14 @@ int main(int argc, char **argv)
 	memset(back, 0, LEN);
 	int ok = 1;
 	if (rank == 0) {
+		while (atomic_load(flag) != 1) /* rank 1's graph has started */
+			;
 		MPI_Request reqs[2];
 		CHECK_MPI(MPI_Irecv(back, LEN, MPI_CHAR, 1, 8, MPI_COMM_WORLD, &reqs[0]));
 		CHECK_MPI(MPI_Isend(buf, LEN, MPI_CHAR, 1, 7, MPI_COMM_WORLD, &reqs[1]));
 		CHECK_MPI(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
 		CHECK(back[0] == 'x' && back[LEN - 1] == 'x');
-		atomic_store(flag, 1);
+		atomic_store(flag, 2);
 	} else {
 		piano_graph_t *g;
 		int recv, send;
@@ -61,8 +65,9 @@ int main(int argc, char **argv)
 		CHECK(piano_graph_add_edge(g, recv, send) == 0);
 		CHECK(piano_graph_commit(g) == 0);
 		CHECK(piano_graph_start(g) == 0);
+		atomic_store(flag, 1);
 		double t0 = now();
-		while (!atomic_load(flag)) /* no MPI call in this loop */
+		while (atomic_load(flag) != 2) /* no MPI call in this loop */
 			if (now() - t0 > timeout_s) {
 				fprintf(stderr,
 				        "rank 1: no background progress: rank 0 did not get "
