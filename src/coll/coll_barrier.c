@@ -11,12 +11,15 @@
 int coll_ibarrier(MPI_Comm comm, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	const struct coll_key key = { .kind = COLL_IBARRIER };
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	int prev = -1;
 	for (int k = 0, d = 1; rc == MPI_SUCCESS && d < op->size; k++, d <<= 1) {
-		int s, r;
+		int s = -1, r = -1;
 		rc = coll_mpi_error(piano_graph_add_send(op->g, NULL, 0, MPI_BYTE,
 		                                         (op->rank + d) % op->size, op->tag + k,
 		                                         &s));

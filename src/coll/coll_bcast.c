@@ -14,9 +14,17 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
                 MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	const struct coll_key key = { .kind = COLL_IBCAST,
+		                      .rbuf = buf,
+		                      .rcount = count,
+		                      .rtype = type,
+		                      .root = root,
+		                      .segment = segment };
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	MPI_Aint lb, extent;
 	PMPI_Type_get_extent(type, &lb, &extent);
 	int vr = (op->rank - root + op->size) % op->size;

@@ -21,6 +21,23 @@
 			rc = coll_mpi_error(call); \
 	} while (0)
 
+/* The key of an exchange (coll_op.h): uniform blocks only, the `v` and `w`
+ * forms' counts live in the application's arrays. */
+static struct coll_key exchange_key(enum coll_kind kind, const void *sbuf, int scount,
+                                    MPI_Datatype stype, const struct coll_blocks *b, int root)
+{
+	if (b->counts || b->types)
+		return (struct coll_key){ .kind = COLL_NONE };
+	return (struct coll_key){ .kind = kind,
+		                  .sbuf = sbuf,
+		                  .scount = scount,
+		                  .stype = stype,
+		                  .rbuf = b->base,
+		                  .rcount = b->count,
+		                  .rtype = b->type,
+		                  .root = root };
+}
+
 static int finish(struct coll_op *op, int rc, MPI_Request *request)
 {
 	if (rc != MPI_SUCCESS) {
@@ -67,9 +84,15 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
                    MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	struct coll_key key = send.counts || send.types
+	                              ? (struct coll_key){ .kind = COLL_NONE }
+	                              : exchange_key(COLL_IALLTOALL, send.base, send.count,
+	                                             send.type, &recv, 0);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	int staged = -1, in_place = send.base == MPI_IN_PLACE;
 	if (in_place) { /* uniform blocks only (coll.c) */
 		char *copy = NULL;
@@ -104,9 +127,12 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
                     MPI_Comm comm, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	struct coll_key key = exchange_key(COLL_IALLGATHER, sendbuf, scount, stype, &recv, 0);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	int me = op->rank, mn;
 	MPI_Datatype rt;
 	char *mine = block_at(&recv, me, &mn, &rt);
@@ -133,9 +159,13 @@ static int rooted(bool gather, const void *mine, int count, MPI_Datatype type,
                   struct coll_blocks blocks, int root, MPI_Comm comm, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	struct coll_key key = exchange_key(gather ? COLL_IGATHER : COLL_ISCATTER, mine, count, type,
+	                                   &blocks, root);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	if (op->rank != root) {
 		if (gather)
 			ADD(piano_graph_add_send(op->g, mine, count, type, root, op->tag, NULL));

@@ -8,8 +8,10 @@
  * the step that ends the graph calls op_ended() outside every lock, which
  * completes the generalized request; the MPI calls op_free() once the
  * application has completed (or freed) the request, and only then is the
- * operation freed. `live` holds the handles of the requests not freed yet.
+ * operation freed, or kept for reuse (below). `live` holds the handles of
+ * the requests not freed yet.
  */
+#include "base.h"
 #include "coll_op.h"
 #include "coll_shadow.h"
 #include "graph_internal.h"
@@ -51,12 +53,155 @@ static void op_destroy(struct coll_op *op)
 	free(op);
 }
 
-int coll_op_begin(MPI_Comm comm, struct coll_op **out)
+/*
+ * Finished operations kept for reuse (coll_op.h). An operation in the cache
+ * belongs to the cache alone: its graph has ended and its request is freed.
+ * coll_op_begin() takes one out, op_free() puts one in (from whichever
+ * thread completes the request), both under cache_lock. An operation keeps
+ * its reference to the shadow while kept; one whose communicator was freed
+ * is dropped by the next take or put.
+ */
+enum { CACHE_SCRATCH_MAX = 1 << 20 }; /* bytes of scratch memory a kept operation may hold */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct coll_op **cache; /* coll_cache_max slots, the oldest first */
+static int ncache;
+
+static bool op_predefined(MPI_Op op)
+{
+	const MPI_Op ops[] = { MPI_MAX,  MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND,
+		               MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR };
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (op == ops[i])
+			return true;
+	return false;
+}
+
+/* Whether a call with this key may be reused: its handles say the same
+ * thing at every call (unused ones are zero). */
+static bool key_reusable(const struct coll_key *k)
+{
+	return k && k->kind != COLL_NONE && coll_cache_max > 0 &&
+	       (k->stype == (MPI_Datatype)0 || pmpi_type_predefined(k->stype)) &&
+	       (k->rtype == (MPI_Datatype)0 || pmpi_type_predefined(k->rtype)) &&
+	       (k->op == (MPI_Op)0 || op_predefined(k->op));
+}
+
+static bool key_equal(const struct coll_key *a, const struct coll_key *b)
+{
+	return a->kind == b->kind && a->sbuf == b->sbuf && a->rbuf == b->rbuf &&
+	       a->scount == b->scount && a->rcount == b->rcount && a->root == b->root &&
+	       a->stype == b->stype && a->rtype == b->rtype && a->op == b->op &&
+	       a->segment == b->segment;
+}
+
+static bool comm_freed(const struct coll_op *op)
+{
+	/* Acquire: pairs with the release in the attribute's delete
+	 * function, which MPI_Comm_free ran before the handle could be
+	 * given to a new communicator. */
+	return atomic_load_explicit(&op->sh->comm_freed, memory_order_acquire);
+}
+
+/* Takes the kept operations of freed communicators out of the cache, and
+ * returns them as a list; under cache_lock. */
+static struct coll_op *cache_sweep(void)
+{
+	struct coll_op *dead = NULL;
+	int k = 0;
+	for (int i = 0; i < ncache; i++) {
+		if (comm_freed(cache[i])) {
+			cache[i]->next_dead = dead;
+			dead = cache[i];
+		} else {
+			cache[k++] = cache[i];
+		}
+	}
+	ncache = k;
+	return dead;
+}
+
+static void destroy_list(struct coll_op *dead)
+{
+	while (dead) {
+		struct coll_op *op = dead;
+		dead = op->next_dead;
+		op_destroy(op);
+	}
+}
+
+/* The kept operation of comm with an equal key, taken out of the cache;
+ * NULL if there is none. */
+static struct coll_op *cache_take(MPI_Comm comm, const struct coll_key *key)
+{
+	struct coll_op *op = NULL, *dead = NULL;
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < ncache; i++) {
+		if (cache[i]->comm != comm || !key_equal(&cache[i]->key, key) ||
+		    comm_freed(cache[i]))
+			continue;
+		op = cache[i];
+		memmove(&cache[i], &cache[i + 1], (size_t)(ncache - i - 1) * sizeof(*cache));
+		ncache--;
+		break;
+	}
+	if (!op)
+		dead = cache_sweep();
+	pthread_mutex_unlock(&cache_lock);
+	destroy_list(dead);
+	return op;
+}
+
+/* Keeps a finished operation; the oldest kept goes when the cache is full. */
+static void cache_put(struct coll_op *op)
+{
+	struct coll_op *dead = NULL;
+	pthread_mutex_lock(&cache_lock);
+	if (!cache)
+		cache = calloc((size_t)coll_cache_max, sizeof(*cache));
+	if (!cache) {
+		op->next_dead = NULL;
+		dead = op;
+	} else {
+		dead = cache_sweep();
+		if (ncache == coll_cache_max) {
+			cache[0]->next_dead = dead;
+			dead = cache[0];
+			memmove(&cache[0], &cache[1], (size_t)(ncache - 1) * sizeof(*cache));
+			ncache--;
+		}
+		cache[ncache++] = op;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	destroy_list(dead);
+}
+
+int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **out)
 {
 	coll_shadow_reap();
-	struct coll_op *op = calloc(1, sizeof(*op));
+	bool reusable = key_reusable(key);
+	struct coll_op *op = reusable ? cache_take(comm, key) : NULL;
+	if (op) {
+		/* Its graph is committed and not running: only the tags move
+		 * (one sequence number per collective, as a new one takes). */
+		int tag = coll_shadow_tag(op->sh);
+		int rc = coll_mpi_error(graph_retag(op->g, tag - op->tag));
+		if (rc != MPI_SUCCESS) {
+			op_destroy(op);
+			return rc;
+		}
+		op->tag = tag;
+		op->req = MPI_REQUEST_NULL;
+		op->reused = true;
+		atomic_fetch_add_explicit(&pmpi_g.graph_reused, 1, memory_order_relaxed);
+		*out = op;
+		return MPI_SUCCESS;
+	}
+	op = calloc(1, sizeof(*op));
 	if (!op)
 		return MPI_ERR_NO_MEM;
+	op->comm = comm;
+	if (reusable)
+		op->key = *key;
 	int rc = coll_shadow_get(comm, &op->sh);
 	if (rc != MPI_SUCCESS)
 		goto err_op;
@@ -87,8 +232,10 @@ void *coll_op_scratch(struct coll_op *op, size_t bytes)
 	 * copy) before it reads or sends it, and zeroing cost a memset of the
 	 * whole span per operation (1 MiB for a 2-rank Iallreduce of 1 MiB). */
 	void *p = malloc(bytes ? bytes : 1);
-	if (p)
+	if (p) {
 		op->scratch[op->nscratch++] = p;
+		op->scratch_bytes += bytes;
+	}
 	return p;
 }
 
@@ -119,7 +266,13 @@ static int op_free(void *extra)
 		atomic_fetch_sub_explicit(&coll_op_nlive, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&live_lock);
-	op_destroy(op);
+	/* Only a run that ended well is kept: the application has the
+	 * request's completion, so the graph's end was published (acquire). */
+	if (op->key.kind != COLL_NONE && op->scratch_bytes <= CACHE_SCRATCH_MAX &&
+	    atomic_load_explicit(&op->g->state, memory_order_acquire) == GRAPH_DONE)
+		cache_put(op);
+	else
+		op_destroy(op);
 	return MPI_SUCCESS;
 }
 
@@ -162,9 +315,12 @@ static int wait_for_shadow(struct coll_op *op)
 
 int coll_op_start(struct coll_op *op, MPI_Request *request)
 {
-	int rc = wait_for_shadow(op);
-	if (rc == MPI_SUCCESS)
-		rc = coll_mpi_error(piano_graph_commit(op->g));
+	int rc = MPI_SUCCESS;
+	if (!op->reused) {
+		rc = wait_for_shadow(op);
+		if (rc == MPI_SUCCESS)
+			rc = coll_mpi_error(piano_graph_commit(op->g));
+	}
 	if (rc == MPI_SUCCESS)
 		rc = PMPI_Grequest_start(op_query, op_free, op_cancel, op, &op->req);
 	if (rc != MPI_SUCCESS) {

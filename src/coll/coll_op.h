@@ -8,15 +8,31 @@
  * algorithm with tags op->tag .. op->tag + op->ntags - 1, and starts it:
  *
  *   struct coll_op *op;
- *   rc = coll_op_begin(comm, &op);          MPI error code
+ *   rc = coll_op_begin(comm, &key, &op);    MPI error code
+ *   if (coll_op_reused(op))                 built by an earlier call: start it
+ *           return coll_op_start(op, request);
  *   ... piano_graph_add_*(op->g, ...) ...
  *   rc = coll_op_start(op, request);        MPI error code; op is gone either way
  *
- * or coll_op_abandon(op) on an error before the start. Why a generalized
- * request: it is an MPI_Request like any other, accepted by every
- * completion call alone or in arrays with the application's requests, with
- * a status the MPI fills from query_fn; its cost is one MPI_Grequest_start
- * per operation and the completion calls that drive graphs (wait.c).
+ * or coll_op_abandon(op) on an error before the start.
+ *
+ * Reuse: a collective called again with the arguments of one that has
+ * finished (a time step's MPI_Iallreduce of the same vector, every
+ * MPI_Ibarrier) would build the same graph. When the application frees a
+ * finished operation's request, the operation is kept (at most
+ * PIANO_COLL_CACHE of them in the process) with its committed graph and
+ * scratch memory, and coll_op_begin() hands it to the next call with an
+ * equal key on the same communicator, its messages moved to the new call's
+ * tags. Only keys whose datatypes and operation are predefined: a user's
+ * type or operation freed and made again may come back under the same
+ * handle with another layout or commutativity, which the graph's shape
+ * depends on.
+ *
+ * Why a generalized request: it is an MPI_Request like any other,
+ * accepted by every completion call alone or in arrays with the
+ * application's requests, with a status the MPI fills from query_fn; its
+ * cost is one MPI_Grequest_start per operation and the completion calls
+ * that drive graphs (wait.c).
  */
 #ifndef PIANO_COLL_OP_H
 #define PIANO_COLL_OP_H
@@ -31,6 +47,31 @@
 
 struct coll_shadow;
 
+/* What decides a collective's graph besides its communicator: the builder
+ * and the call's arguments (unused ones zero). */
+enum coll_kind {
+	COLL_NONE = 0, /* not kept for reuse (the `v` forms: counts in arrays) */
+	COLL_IBARRIER,
+	COLL_IBCAST,
+	COLL_IREDUCE,
+	COLL_IALLREDUCE,
+	COLL_IALLTOALL,
+	COLL_IALLGATHER,
+	COLL_IGATHER,
+	COLL_ISCATTER,
+	COLL_IREDUCE_SCATTER_BLOCK,
+	COLL_ISCAN,
+	COLL_IEXSCAN,
+};
+struct coll_key {
+	enum coll_kind kind;
+	const void *sbuf, *rbuf;
+	int scount, rcount, root;
+	MPI_Datatype stype, rtype;
+	MPI_Op op;
+	long segment;
+};
+
 struct coll_op {
 	piano_graph_t *g;
 	struct coll_shadow *sh;
@@ -39,10 +80,22 @@ struct coll_op {
 	void *scratch[4]; /* coll_op_scratch() */
 	bool one_node;    /* every rank on this node (coll_op_segment()) */
 	int nscratch;
+	size_t scratch_bytes;
 	MPI_Request req;
+	/* Reuse (coll_op.c): the key it was built for (kind COLL_NONE: not
+	 * kept), the communicator, and whether coll_op_begin() took it from
+	 * the cache (built already). */
+	struct coll_key key;
+	MPI_Comm comm;
+	bool reused;
+	struct coll_op *next_dead; /* a list of operations to destroy (coll_op.c) */
 };
 
-int coll_op_begin(MPI_Comm comm, struct coll_op **out);
+/* An operation on comm for the call described by key (NULL: never reused):
+ * one kept from an earlier call with an equal key (coll_op_reused()), or a
+ * new one with an empty graph. */
+int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **out);
+static inline bool coll_op_reused(const struct coll_op *op) { return op->reused; }
 /* The pipeline segment of op: the node's when every rank of its
  * communicator is on this node (a value every rank computes alike: its
  * world on one node and the communicator within its world), else

@@ -240,6 +240,21 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 	return rc;
 }
 
+/* The key of a reduction (coll_op.h): the buffers, count, type, operation,
+ * root (0 where there is none) and segment decide its graph. */
+static struct coll_key reduce_key(enum coll_kind kind, const void *sendbuf, void *recvbuf,
+                                  int count, MPI_Datatype type, MPI_Op mop, int root, long segment)
+{
+	return (struct coll_key){ .kind = kind,
+		                  .sbuf = sendbuf,
+		                  .rbuf = recvbuf,
+		                  .rcount = count,
+		                  .rtype = type,
+		                  .op = mop,
+		                  .root = root,
+		                  .segment = segment };
+}
+
 /*
  * MPI_Ireduce: the up phase of the allreduce's tree, rooted at rank 0 so
  * that the operands stay in rank order whatever the root; rank 0 then
@@ -249,9 +264,13 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
                  int root, MPI_Comm comm, long segment, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	const struct coll_key key = reduce_key(COLL_IREDUCE, sendbuf, recvbuf, count, type, mop,
+	                                       root, segment);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	struct tree t;
 	rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
 	for (int j = 0; rc == MPI_SUCCESS && j < t.nseg; j++) {
@@ -408,9 +427,13 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                     MPI_Comm comm, long segment, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	const struct coll_key key = reduce_key(COLL_IALLREDUCE, sendbuf, recvbuf, count, type, mop,
+	                                       0, segment);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	rc = allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 	return finish(op, rc, request);
 }
@@ -464,9 +487,13 @@ int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, M
                                MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	const struct coll_key key = reduce_key(COLL_IREDUCE_SCATTER_BLOCK, sendbuf, recvbuf, rcount,
+	                                       type, mop, 0, segment);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	return reduce_scatter(sendbuf, recvbuf, rcount * op->size, rcount * op->rank, rcount, type,
 	                      mop, op, segment, request);
 }
@@ -475,7 +502,7 @@ int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts,
                          MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	int rc = coll_op_begin(comm, NULL, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	int count = 0, first = 0; /* the total fits an int (coll.c) */
@@ -502,9 +529,13 @@ static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, M
                 MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
 {
 	struct coll_op *op;
-	int rc = coll_op_begin(comm, &op);
+	const struct coll_key key = reduce_key(exclusive ? COLL_IEXSCAN : COLL_ISCAN, sendbuf,
+	                                       recvbuf, count, type, mop, 0, segment);
+	int rc = coll_op_begin(comm, &key, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
 	struct layout l = layout_of(type, count);
 	int nsteps = doubling_steps(op->size);
 	char *tmp = nsteps ? coll_op_scratch(op, (size_t)l.span * (size_t)nsteps) : NULL;

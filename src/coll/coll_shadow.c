@@ -43,7 +43,9 @@ static int delete_attr(MPI_Comm comm, int key, void *value, void *extra)
 	(void)comm;
 	(void)key;
 	(void)extra;
-	coll_shadow_put(value);
+	struct coll_shadow *sh = value;
+	atomic_store_explicit(&sh->comm_freed, 1, memory_order_release);
+	coll_shadow_put(sh);
 	return MPI_SUCCESS;
 }
 

@@ -40,6 +40,11 @@ struct coll_shadow {
 	int idup_err;
 	/* The attribute's reference and one per collective that uses it. */
 	_Atomic int refs;
+	/* Set (release) when the communicator is freed, before the
+	 * attribute's reference is dropped: an operation kept for reuse
+	 * (coll_op.c) on a freed communicator is never taken again, even by a
+	 * new communicator that got the same handle. */
+	_Atomic int comm_freed;
 	struct coll_shadow *next_dead; /* freeing list (coll_shadow.c) */
 };
 

@@ -356,6 +356,19 @@ err_arrays:
 	return rc;
 }
 
+int graph_retag(piano_graph_t *g, int delta)
+{
+	int st = atomic_load_explicit(&g->state, memory_order_acquire);
+	if (st == GRAPH_BUILD || st == GRAPH_RUNNING)
+		return PIANO_ESTATE;
+	for (int i = 0; i < g->nnodes; i++) {
+		struct graph_node *n = &g->nodes[i];
+		if ((n->kind == NODE_SEND || n->kind == NODE_RECV) && n->u.p2p.tag != MPI_ANY_TAG)
+			n->u.p2p.tag += delta;
+	}
+	return 0;
+}
+
 int piano_graph_error(const piano_graph_t *g, int *code, int *node)
 {
 	if (!g)

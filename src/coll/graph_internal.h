@@ -154,6 +154,11 @@ static inline void graph_end_call(struct graph_end e)
 		e.fn(e.arg);
 }
 unsigned graph_advance(piano_graph_t *g);
+/* graph_build.c: moves every SEND and RECV node's tag by delta, for the
+ * maker of a committed graph that is not running (its next run uses new
+ * tags, coll_op.c); the nodes are read by nobody else until the start.
+ * PIANO_ESTATE while it runs or before the commit. */
+int graph_retag(piano_graph_t *g, int delta);
 bool graph_ended(const piano_graph_t *g);
 void graph_publish(piano_graph_t *g);
 

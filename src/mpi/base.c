@@ -92,6 +92,8 @@ static int type_cached(MPI_Datatype dt)
 	return -1;
 }
 
+bool pmpi_type_predefined(MPI_Datatype type) { return type_cached(type) >= 0; }
+
 int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes)
 {
 	int size = type_cached(type);

@@ -58,6 +58,7 @@ struct pmpi_state {
 	_Atomic int finalizing;
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;
+	_Atomic uint64_t graph_reused; /* graph collectives run on a kept graph (coll_op.c) */
 };
 
 /* Written by set-up (init.c) under its lock before `ready` is published;
@@ -101,6 +102,10 @@ _Noreturn void pmpi_die(void);
 int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes);
 /* Set-up: caches the predefined datatypes' sizes for pmpi_type_bytes(). */
 void pmpi_type_cache_setup(void);
+/* Whether type is one of the predefined datatypes that set-up cached (not
+ * the pair types such as MPI_DOUBLE_INT): a handle that always means the
+ * same layout. */
+bool pmpi_type_predefined(MPI_Datatype type);
 
 /* Whether a task of the layer that found no work left stays a little
  * longer (PIANO_MPI_LINGER_US from the first such call, *since holding its

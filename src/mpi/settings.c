@@ -165,6 +165,12 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "then an allgather (each rank reduces its share only) instead of recursive doubling, "
 	  "on a power of two of ranks with a commutative operation (docs/coll.md). Must be the "
 	  "same on every rank." },
+	{ "PIANO_COLL_CACHE", PIANO_SETTING_INT, "16", 0, 1024, NULL, NULL, NULL,
+	  "Finished graph collectives the process keeps for reuse: a collective called again "
+	  "with the same arguments (buffers, counts, predefined datatypes and operation, root) on "
+	  "the same communicator restarts the graph built for the earlier call instead of "
+	  "building one (docs/coll.md, \"Reuse\"). Operations whose scratch memory exceeds "
+	  "1 MiB are not kept. `0`: every call builds its graph." },
 	{ "PIANO_OFFLOAD", PIANO_SETTING_CHOICE, "0", 0, 0, "0,1,always", NULL, NULL,
 	  "`1`: an `MPI_Isend` of at most the eager limit returns at once and an idle core posts "
 	  "it (docs/mpi.md, \"Submission offload\"); every other send, completion, blocking or "
