@@ -290,11 +290,12 @@ void gate_stats(struct gate_stats *out)
 	out->fenced_calls = atomic_load_explicit(&fenced_calls, memory_order_relaxed);
 }
 
-void gate_poke(void)
+bool gate_poke(void)
 {
 	int flag = 0;
 	if (!gate_enter())
-		return; /* the application holds the gate closed */
+		return false; /* the application holds the gate closed */
 	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 	gate_leave();
+	return true;
 }

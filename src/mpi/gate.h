@@ -79,7 +79,8 @@ void gate_stats(struct gate_stats *out);
  * probe never receives, so it cannot take a message from the application
  * (MPICH does not progress from a probe on MPI_COMM_SELF; a private
  * duplicate of MPI_COMM_WORLD made MPICH's point-to-point slower:
- * docs/mpi.md). */
-void gate_poke(void);
+ * docs/mpi.md). Returns whether the call was made (false: the gate is
+ * closed). */
+bool gate_poke(void);
 
 #endif

@@ -9,12 +9,28 @@
  * descriptor to sleep on).
  *
  * Sockets that MPI does not read (an application's own, a launcher's) would
- * wake the helper for nothing, forever. A socket still holding the same
- * number of unread bytes after a progress round gets a strike and is left
- * out until the next rescan; after STRIKES rounds in a row it is ignored for
- * good. One strike proves nothing: another thread may hold the MPI's
- * progress lock during our round, and Open MPI reads its TCP sockets only
- * every so many progress calls (its event-loop tick).
+ * wake the helper for nothing, forever. A socket that held unread bytes
+ * when a round began and from which nobody read since the last such look
+ * gets a strike and is left out until the next rescan; after STRIKES in a
+ * row it is ignored for good, unless it is a TCP socket that somebody in
+ * the process has been seen reading: that one only sits out. A strike
+ * proves little: the application's thread may hold the MPI's progress lock
+ * during our round (Open MPI's event loop then skips ours) and read the
+ * socket only when the scheduler lets it, and Open MPI reads its TCP
+ * sockets only every so many progress calls (its event-loop tick). On a
+ * TCP socket "nobody read" is exact: the kernel's count of bytes received
+ * minus the unread ones did not move. The unread count alone cannot tell: a
+ * peer streaming one segment per round refills what the round read. With
+ * both ranks on one core, judging by the round alone or by that count
+ * ignored the MPI's own connection, and a graph collective waited for the
+ * timer.
+ *
+ * A round that read data is followed by one more round without waiting for
+ * an event, and so on while the rounds read: what a progress call read may
+ * complete a request only in a later call (Open MPI's Testsome checks
+ * before it progresses), and bytes that arrive during a round and are read
+ * by it raise no event afterwards; no socket event would come to run that
+ * call while the peer waits for the answer this receive releases.
  *
  * The sending side needs wake-ups too: once the MPI has filled a socket's
  * send buffer it writes the rest of a large message only from a progress
@@ -24,7 +40,12 @@
  * TCP_INFO, moved: the MPI is sending and may have more to write); on one
  * that was not, POLLOUT would fire at once, every time, for nothing. The
  * send queue's length cannot tell: on a fast link the peer has read and
- * acknowledged everything by the end of the round that filled it.
+ * acknowledged everything by the end of the round that filled it. And on
+ * one whose send buffer is full right now (a zero-timeout poll() says it
+ * is not writable), POLLOUT comes only once the peer made room, so it is
+ * awaited too: a round that fills the buffer while the peer's window is
+ * closed moves no byte out, and by the count alone the rest of a 16 MiB
+ * send waited a whole blocking timeout.
  */
 #include "watch.h"
 #include "base.h"
@@ -61,6 +82,13 @@ static struct pollfd fds[MAX_FDS + 1];
 struct sock {
 	unsigned long ino;
 	int avail_before;      /* unread bytes when poll() returned, -1: none */
+	bool tcp_read;         /* read_before is valid (a TCP socket) */
+	bool active;           /* the last round read from it */
+	bool sit_after;        /* reports itself at every poll(): out after the round */
+	bool marked;           /* read_mark is valid */
+	bool seen_read;        /* read_mark moved once: somebody reads it */
+	uint64_t read_before;  /* bytes_read() when poll() returned */
+	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
 	uint64_t sent_mark;    /* bytes_sent() when last looked at */
 };
@@ -69,6 +97,7 @@ static int nfds;
 static unsigned long ignored[MAX_IGNORED];
 static int nignored;
 static uint64_t refreshed_ns;
+static bool follow_up; /* the last round read data: one more round (see the top) */
 static int wake_pipe[2] = { -1, -1 };
 static piano_ltask_t *watch_task;
 
@@ -92,16 +121,45 @@ static uint64_t bytes_sent(int fd)
 	return ti.tcpi_bytes_sent;
 }
 
-/* POLLOUT only where the MPI wrote since the last look (see the top). */
+/* Bytes the process has read from TCP socket fd (received by the kernel,
+ * minus those still unread; `unread` when the caller has just asked
+ * FIONREAD, -1 to ask here): false for other sockets and on kernels older
+ * than 4.1. */
+static bool bytes_read(int fd, int unread, uint64_t *out)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received) ||
+	    (unread < 0 && ioctl(fd, FIONREAD, &unread) != 0))
+		return false;
+	*out = ti.tcpi_bytes_received - (uint64_t)unread;
+	return true;
+}
+
+/* POLLOUT only where the MPI wrote since the last look or the send buffer
+ * is full (see the top). */
 static void choose_events(void)
 {
+	static struct pollfd probe[MAX_FDS];
+	static int at[MAX_FDS];
+	int n = 0;
 	for (int i = 1; i < nfds; i++) {
 		if (fds[i].fd < 0)
 			continue; /* sitting out until the rescan */
 		uint64_t sent = bytes_sent(fds[i].fd);
 		fds[i].events = POLLIN | (sent != socks[i].sent_mark ? POLLOUT : 0);
 		socks[i].sent_mark = sent;
+		if (!(fds[i].events & POLLOUT)) {
+			probe[n] = (struct pollfd){ .fd = fds[i].fd, .events = POLLOUT };
+			at[n++] = i;
+		}
 	}
+	if (n == 0 || poll(probe, (nfds_t)n, 0) < 0)
+		return;
+	for (int j = 0; j < n; j++)
+		if (!probe[j].revents)
+			fds[at[j]].events |= POLLOUT; /* full: fires once there is room */
 }
 
 /* What was known of socket ino before a rescan (zero if it is new). */
@@ -109,8 +167,13 @@ static struct sock known(unsigned long ino, const struct sock *prev, int n)
 {
 	for (int i = 1; i < n; i++)
 		if (prev[i].ino == ino)
-			return (struct sock){ .ino = ino, .avail_before = -1, .strikes = prev[i].strikes,
-			                      .sent_mark = prev[i].sent_mark };
+			return (struct sock){ .ino = ino,
+				              .avail_before = -1,
+				              .marked = prev[i].marked,
+				              .seen_read = prev[i].seen_read,
+				              .read_mark = prev[i].read_mark,
+				              .strikes = prev[i].strikes,
+				              .sent_mark = prev[i].sent_mark };
 	return (struct sock){ .ino = ino, .avail_before = -1 };
 }
 
@@ -166,8 +229,20 @@ static int watch_block(void *arg, int timeout_ms)
 	 * application call pays the fence until we see a quiet one (below). */
 	if (gate_fenced() && (timeout_ms < 0 || timeout_ms > SETTLE_MS))
 		timeout_ms = SETTLE_MS;
-	int r = poll(fds, (nfds_t)nfds, timeout_ms);
-	if (r == 0 && !track_pending() && !waiters_pending() && !graphs_running()) {
+	/* A socket sitting out comes back at the rescan, not a whole timeout
+	 * later (a stall of the MPI's own connection after a false strike). */
+	for (int i = 1; i < nfds; i++)
+		if (fds[i].fd < 0) {
+			uint64_t age = sys_now_ns() - refreshed_ns;
+			int left = age < REFRESH_NS ? (int)((REFRESH_NS - age) / 1000000u) + 1 : 1;
+			if (timeout_ms < 0 || timeout_ms > left)
+				timeout_ms = left;
+			break;
+		}
+	bool follow = follow_up;
+	follow_up = false;
+	int r = poll(fds, (nfds_t)nfds, follow ? 0 : timeout_ms);
+	if (r == 0 && !follow && !track_pending() && !waiters_pending() && !graphs_running()) {
 		/* A whole timeout without a socket event, and nothing for the
 		 * progress task to do: our last round (a socket that turned out
 		 * not to be the MPI's, a message that needed no help) left
@@ -176,35 +251,85 @@ static int watch_block(void *arg, int timeout_ms)
 		 * gate.c). */
 		gate_quiet();
 	}
-	if (r <= 0)
+	if (r < 0 || (r == 0 && !follow))
 		return 0;
 	if (fds[0].revents)
 		return 0; /* shutdown: the helper sees the cancel request */
+	int events = 0;
 	for (int i = 1; i < nfds; i++) {
-		socks[i].avail_before = -1;
+		struct sock *k = &socks[i];
+		k->avail_before = -1;
+		k->tcp_read = false;
+		if (fds[i].fd < 0)
+			continue; /* sitting out */
+		if (fds[i].revents & POLLNVAL) {
+			/* Closed since the rescan (a connection the MPI dropped):
+			 * poll() would report it at once, every time. Out until
+			 * the rescan, which comes at the next block. */
+			fds[i].fd = -fds[i].fd - 1;
+			refreshed_ns = 0;
+			continue;
+		}
+		if (fds[i].revents)
+			events++;
 		if (fds[i].revents & POLLIN)
-			ioctl(fds[i].fd, FIONREAD, &socks[i].avail_before);
+			ioctl(fds[i].fd, FIONREAD, &k->avail_before);
+		/* Hung up, failed, at end of file or listening (readable with
+		 * no byte to read): reported at every poll() until the MPI or
+		 * its own thread acts on it. One round lets the MPI see it,
+		 * then it sits out until the rescan. */
+		k->sit_after = (fds[i].revents & (POLLHUP | POLLERR)) ||
+		               ((fds[i].revents & POLLIN) && k->avail_before <= 0);
+		if ((fds[i].revents & POLLIN) || k->active)
+			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before);
 	}
-	return r;
+	return events || follow ? 1 : 0;
 }
 
-/* After a progress round: a socket the MPI did not drain STRIKES times in
- * a row is not its own; after fewer strikes it sits out until the rescan
- * (poll() skips negative descriptors). */
+/* After a progress round: a socket nobody read from STRIKES times in a row
+ * (see the top) is not the MPI's; after fewer strikes it sits out until the
+ * rescan (poll() skips negative descriptors). A round that read asks for
+ * the follow-up round (see the top). */
 static void ignore_undrained(void)
 {
 	for (int i = 1; i < nfds; i++) {
 		int after = -1;
+		uint64_t read_after;
 		struct sock *k = &socks[i];
 		int before = k->avail_before;
+		bool measured = k->tcp_read && fds[i].fd >= 0 &&
+		                bytes_read(fds[i].fd, -1, &read_after);
 		k->avail_before = -1;
-		if (before <= 0 || ioctl(fds[i].fd, FIONREAD, &after))
+		k->tcp_read = false;
+		/* Read during the round: one more (see the top). */
+		k->active = measured && read_after != k->read_before;
+		if (k->active)
+			follow_up = true;
+		if (k->sit_after && fds[i].fd >= 0)
+			fds[i].fd = -fds[i].fd - 1;
+		k->sit_after = false;
+		if (before <= 0 || fds[i].fd < 0)
 			continue;
-		if (after != before) {
+		bool read;
+		if (measured) {
+			read = read_after != (k->marked ? k->read_mark : k->read_before);
+			k->seen_read |= read;
+			k->read_mark = read_after;
+			k->marked = true;
+		} else if (ioctl(fds[i].fd, FIONREAD, &after) == 0) {
+			read = after != before;
+			if (read)
+				follow_up = true;
+		} else {
+			continue;
+		}
+		if (read) {
 			k->strikes = 0;
 			continue;
 		}
-		if (++k->strikes < STRIKES) {
+		if (k->strikes < STRIKES)
+			k->strikes++;
+		if (k->strikes < STRIKES || k->seen_read) {
 			fds[i].fd = -fds[i].fd - 1;
 			continue;
 		}
@@ -219,14 +344,23 @@ static unsigned watch_fn(void *arg)
 	(void)arg;
 	if (atomic_load(&pmpi_g.finalizing))
 		return 0;
-	if (waiters_native()) {
-		/* Arrived since watch_block() looked (above): no round, so no
-		 * strikes either. */
-		for (int i = 1; i < nfds; i++)
+	/* No round, or one that made no MPI call (the gate is closed: the
+	 * application is inside the MPI in serialized mode, or opens a file),
+	 * proves nothing about who reads a socket: no strikes. A native
+	 * waiter arrived since watch_block() looked (above). */
+	if (waiters_native() || !gate_poke()) {
+		/* The sockets that woke us sit out until the rescan: with the
+		 * gate closed while a file is open, they would wake poll()
+		 * back to back. */
+		for (int i = 1; i < nfds; i++) {
+			if ((socks[i].avail_before >= 0 || socks[i].sit_after) && fds[i].fd >= 0)
+				fds[i].fd = -fds[i].fd - 1;
+			socks[i].sit_after = false;
 			socks[i].avail_before = -1;
+			socks[i].tcp_read = false;
+		}
 		return 0;
 	}
-	gate_poke();
 	/* A graph collective's next node waits for a step, not for the MPI's
 	 * progress alone: the message that woke us may have finished one of
 	 * its receives or sends, whose successors (the next segment, the
