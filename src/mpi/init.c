@@ -23,6 +23,7 @@
 #include "watch.h"
 #include "serial.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <link.h>
 #include <hwloc.h>
@@ -614,6 +615,59 @@ PMPI_EXPORT int MPI_Query_thread(int *provided)
 	return MPI_SUCCESS;
 }
 
+/* PIANO_STATS: the CPU time of the process's threads, piano's by name and
+ * the application's summed (/proc/self/task/TID/schedstat: ns on CPU,
+ * ns runnable but waiting, times scheduled): what the engine took from
+ * the computation. */
+static void print_thread_cpu(int rank)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	char line[512];
+	int at = snprintf(line, sizeof(line),
+	                  "# piano-mpi rank %d: threads' CPU ms (waiting ms, "
+	                  "slices):",
+	                  rank);
+	unsigned long long app_run = 0, app_wait = 0, app_slices = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[64], comm[32] = "";
+		unsigned long long run = 0, wait = 0, slices = 0;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/comm", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		comm[strcspn(comm, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/schedstat", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		int n = fscanf(f, "%llu %llu %llu", &run, &wait, &slices);
+		fclose(f);
+		if (n != 3)
+			continue;
+		if (strncmp(comm, "piano-", 6) != 0) {
+			app_run += run;
+			app_wait += wait;
+			app_slices += slices;
+			continue;
+		}
+		if (at > 0 && (size_t)at < sizeof(line))
+			at += snprintf(line + at, sizeof(line) - (size_t)at,
+			               " %s %.1f (%.1f, %llu)", comm, run / 1e6, wait / 1e6,
+			               slices);
+	}
+	closedir(d);
+	fprintf(stderr, "%s; application %.1f (%.1f, %llu)\n", line, app_run / 1e6, app_wait / 1e6,
+	        app_slices);
+}
+
 static void print_stats(void)
 {
 	int rank = 0;
@@ -649,6 +703,15 @@ static void print_stats(void)
 		        "# piano-mpi rank %d: serialized mode: fenced path turned on %llu times, "
 		        "%llu application calls fenced\n",
 		        rank, gs.activations, gs.fenced_calls);
+	}
+	print_thread_cpu(rank);
+	if (pmpi_g.watching) {
+		struct watch_stats ws;
+		watch_stats(&ws);
+		fprintf(stderr,
+		        "# piano-mpi rank %d: socket watcher: woken %llu times by sockets, %llu "
+		        "follow-ups, %llu rounds, %llu held off\n",
+		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off);
 	}
 	struct offload_stats os;
 	offload_stats(&os);

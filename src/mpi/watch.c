@@ -98,6 +98,7 @@ static unsigned long ignored[MAX_IGNORED];
 static int nignored;
 static uint64_t refreshed_ns;
 static bool follow_up; /* the last round read data: one more round (see the top) */
+static struct watch_stats stats;
 static int wake_pipe[2] = { -1, -1 };
 static piano_ltask_t *watch_task;
 
@@ -283,6 +284,10 @@ static int watch_block(void *arg, int timeout_ms)
 		if ((fds[i].revents & POLLIN) || k->active)
 			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before);
 	}
+	if (events)
+		stats.woken++;
+	else if (follow)
+		stats.follow_ups++;
 	return events || follow ? 1 : 0;
 }
 
@@ -359,8 +364,10 @@ static unsigned watch_fn(void *arg)
 			socks[i].avail_before = -1;
 			socks[i].tcp_read = false;
 		}
+		stats.held_off++;
 		return 0;
 	}
+	stats.rounds++;
 	/* A graph collective's next node waits for a step, not for the MPI's
 	 * progress alone: the message that woke us may have finished one of
 	 * its receives or sends, whose successors (the next segment, the
@@ -401,6 +408,8 @@ undo_pipe:
 	wake_pipe[0] = wake_pipe[1] = -1;
 	return rc;
 }
+
+void watch_stats(struct watch_stats *out) { *out = stats; }
 
 void watch_shutdown(void)
 {
