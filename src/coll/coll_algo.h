@@ -60,12 +60,17 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
  * share this node (PIANO_COLL_SEGMENT_NODE; 0: the `segment` argument
  * everywhere), where world_one_node says that every rank of
  * MPI_COMM_WORLD is on this node; how many finished operations the process
- * keeps for reuse (PIANO_COLL_CACHE, coll_op.h). */
-void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node, int cache_max);
+ * keeps for reuse (PIANO_COLL_CACHE, coll_op.h); the window
+ * (PIANO_COLL_WINDOW). */
+void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node, int cache_max,
+               int window);
 /* coll_tune()'s values (coll_tree.c): read-only once a collective ran. */
 extern long coll_redscat_min, coll_node_segment;
 extern bool coll_world_one_node;
 extern int coll_cache_max;
+/* Segments (exchange steps, for the all-to-all) in flight per role and
+ * peer (PIANO_COLL_WINDOW; 0: no bound). */
+extern int coll_window;
 
 /* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
  * vr's parent (-1 for the root) and its children, the largest subtree

@@ -38,6 +38,7 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 		segment = LONG_MAX;
 	int seg = 0;
 	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags, &seg);
+	op->seg_tags = 1;
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg && op->size > 1; j++) {
 		char *b = (char *)buf + (MPI_Aint)j * seg * extent;
 		int n = count - j * seg < seg ? count - j * seg : seg;

@@ -9,11 +9,13 @@
  * communicator sizes of a node or a few; a window bounding the messages in
  * flight is still to come (docs/coll.md). A rank's own block is a COPY.
  */
+#include "base.h"
 #include "coll_algo.h"
 #include "coll_op.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define ADD(call)                                  \
 	do {                                       \
@@ -101,7 +103,17 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		send = recv;
 		send.base = copy;
 	}
-	int me = op->rank;
+	/* Exchange i: with the ranks at distance i, receive from me - i and
+	 * send to me + i (every rank's exchange i matches its peers' exchange
+	 * i). With a window of w, exchange i's receive and send wait for those
+	 * of exchange i - w: at most w of each in flight, whatever the
+	 * communicator's size; exchanges 1..w start at once, and by induction
+	 * every exchange's both sides are released. The last w exchanges'
+	 * nodes, in a ring. */
+	int me = op->rank, w = coll_window > 0 && coll_window < op->size - 1 ? coll_window : 0;
+	int *ring = w ? malloc(2 * (size_t)w * sizeof(*ring)) : NULL;
+	if (w && !ring)
+		rc = MPI_ERR_NO_MEM;
 	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
 		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, r = -1, s = -1;
 		int rn, sn;
@@ -113,7 +125,20 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 			ADD(piano_graph_add_edge(op->g, staged, r));
 			ADD(piano_graph_add_edge(op->g, staged, s));
 		}
+		if (w && rc == MPI_SUCCESS) {
+			int *slot = &ring[2 * ((i - 1) % w)];
+			if (i > w) {
+				ADD(piano_graph_add_edge(op->g, slot[0], r));
+				ADD(piano_graph_add_edge(op->g, slot[1], s));
+				if (rc == MPI_SUCCESS)
+					atomic_fetch_add_explicit(&pmpi_g.graph_window_edges, 2,
+					                          memory_order_relaxed);
+			}
+			slot[0] = r;
+			slot[1] = s;
+		}
 	}
+	free(ring);
 	if (!in_place) {
 		int rn, sn;
 		MPI_Datatype rt, st;

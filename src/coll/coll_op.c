@@ -317,7 +317,13 @@ int coll_op_start(struct coll_op *op, MPI_Request *request)
 {
 	int rc = MPI_SUCCESS;
 	if (!op->reused) {
-		rc = wait_for_shadow(op);
+		int added = 0;
+		rc = coll_mpi_error(
+		        graph_window(op->g, op->tag, op->seg_tags, coll_window, &added));
+		atomic_fetch_add_explicit(&pmpi_g.graph_window_edges, (uint64_t)added,
+		                          memory_order_relaxed);
+		if (rc == MPI_SUCCESS)
+			rc = wait_for_shadow(op);
 		if (rc == MPI_SUCCESS)
 			rc = coll_mpi_error(piano_graph_commit(op->g));
 	}

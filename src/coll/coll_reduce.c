@@ -138,6 +138,7 @@ static int tree_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf
 	int rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
 	int in_place = sendbuf == MPI_IN_PLACE, parent = t.parent, nchild = t.nchild;
 	const int *children = t.children;
+	op->seg_tags = 2;
 	for (int j = 0; rc == MPI_SUCCESS && j < t.nseg; j++) {
 		int n;
 		MPI_Aint off = tree_segment(&t, j, count, &n);
@@ -206,6 +207,7 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 	int seg = 0;
 	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
 	                         op->ntags / (nsteps ? nsteps : 1), &seg);
+	op->seg_tags = nsteps;
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
@@ -273,6 +275,7 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 		return coll_op_start(op, request);
 	struct tree t;
 	rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
+	op->seg_tags = 2;
 	for (int j = 0; rc == MPI_SUCCESS && j < t.nseg; j++) {
 		int n;
 		MPI_Aint off = tree_segment(&t, j, count, &n);
@@ -340,6 +343,7 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 	int seg = 0;
 	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
 	                         op->ntags / (2 * nsteps), &seg);
+	op->seg_tags = 2 * nsteps;
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
@@ -546,6 +550,7 @@ static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, M
 	int seg = 0;
 	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
 	                         op->ntags / (nsteps ? nsteps : 1), &seg);
+	op->seg_tags = nsteps;
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);

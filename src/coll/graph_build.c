@@ -369,6 +369,67 @@ int graph_retag(piano_graph_t *g, int delta)
 	return 0;
 }
 
+/* Slot of the SEND or RECV node (kind, peer, tag) in graph_window()'s
+ * table, or of the empty slot where it would go. */
+static size_t window_find(const piano_graph_t *g, const int *table, size_t mask,
+                          enum node_kind kind, int peer, int tag)
+{
+	size_t h = ((size_t)(unsigned)tag * 2654435761u) ^ ((size_t)(unsigned)peer * 40503u) ^
+	           (size_t)kind;
+	for (;; h++) {
+		int i = table[h & mask];
+		if (i < 0)
+			return h & mask;
+		const struct graph_node *n = &g->nodes[i];
+		if (n->kind == kind && n->u.p2p.peer == peer && n->u.p2p.tag == tag)
+			return h & mask;
+	}
+}
+
+int graph_window(piano_graph_t *g, int tag0, int tags_per_seg, int window, int *added)
+{
+	*added = 0;
+	if (tags_per_seg <= 0 || window <= 0)
+		return 0;
+	if (!building(g))
+		return PIANO_ESTATE;
+	size_t cap = 16;
+	while (cap < 2 * (size_t)g->nnodes)
+		cap <<= 1;
+	int *table = malloc(cap * sizeof(*table));
+	if (!table)
+		return PIANO_ENOMEM;
+	for (size_t s = 0; s < cap; s++)
+		table[s] = -1;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct graph_node *n = &g->nodes[i];
+		if (n->kind != NODE_SEND && n->kind != NODE_RECV)
+			continue;
+		size_t s = window_find(g, table, cap - 1, n->kind, n->u.p2p.peer, n->u.p2p.tag);
+		if (table[s] < 0)
+			table[s] = i; /* the first of equal ones stands for them */
+	}
+	/* The distance in tags between a node and its counterpart `window`
+	 * segments earlier; no overflow: tags stay below MPI_TAG_UB. */
+	long back = (long)window * tags_per_seg;
+	int rc = 0;
+	for (int i = 0; i < g->nnodes && !rc; i++) {
+		const struct graph_node *n = &g->nodes[i];
+		if ((n->kind != NODE_SEND && n->kind != NODE_RECV) ||
+		    n->u.p2p.tag - (long)tag0 < back)
+			continue;
+		int m = table[window_find(g, table, cap - 1, n->kind, n->u.p2p.peer,
+		                          (int)(n->u.p2p.tag - back))];
+		if (m < 0)
+			continue;
+		rc = piano_graph_add_edge(g, m, i);
+		if (!rc)
+			++*added;
+	}
+	free(table);
+	return rc;
+}
+
 int piano_graph_error(const piano_graph_t *g, int *code, int *node)
 {
 	if (!g)

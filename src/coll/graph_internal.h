@@ -159,6 +159,16 @@ unsigned graph_advance(piano_graph_t *g);
  * tags, coll_op.c); the nodes are read by nobody else until the start.
  * PIANO_ESTATE while it runs or before the commit. */
 int graph_retag(piano_graph_t *g, int delta);
+/* graph_build.c, before the commit: bounds a pipeline's segments in flight.
+ * Each SEND or RECV node of tag t >= tag0 + window * tags_per_seg waits
+ * for the node of the same kind and peer with tag t - window *
+ * tags_per_seg, its counterpart `window` segments earlier (the builders
+ * give segment j the tags tag0 + j * tags_per_seg ...). Cannot deadlock
+ * when each segment's nodes depend only on nodes of its own or earlier
+ * segments: by induction, the segments before j complete, which releases
+ * j's window edges on both sides of each of its messages. *added: the
+ * edges added. */
+int graph_window(piano_graph_t *g, int tag0, int tags_per_seg, int window, int *added);
 bool graph_ended(const piano_graph_t *g);
 void graph_publish(piano_graph_t *g);
 

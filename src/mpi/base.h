@@ -59,6 +59,7 @@ struct pmpi_state {
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;
 	_Atomic uint64_t graph_reused; /* graph collectives run on a kept graph (coll_op.c) */
+	_Atomic uint64_t graph_window_edges; /* edges PIANO_COLL_WINDOW added (coll_op.c) */
 };
 
 /* Written by set-up (init.c) under its lock before `ready` is published;

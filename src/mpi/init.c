@@ -405,7 +405,8 @@ static void setup(int real)
 			node_segment = 0;
 		PMPI_Comm_size(MPI_COMM_WORLD, &wsize);
 		coll_tune(pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL), node_segment,
-		          pmpi_g.local_size == wsize, (int)pmpi_setting("PIANO_COLL_CACHE", NULL));
+		          pmpi_g.local_size == wsize, (int)pmpi_setting("PIANO_COLL_CACHE", NULL),
+		          (int)pmpi_setting("PIANO_COLL_WINDOW", NULL));
 	}
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
@@ -674,7 +675,8 @@ static void print_stats(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
-	        "delegated waits %llu, graph collectives %llu, reused %llu, still pending %ld, "
+	        "delegated waits %llu, graph collectives %llu, reused %llu, window edges %llu, "
+	        "still pending %ld, "
 	        "eager limit %ld "
 	        "B "
 	        "(%s), background "
@@ -685,7 +687,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.bypassed),
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_colls),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_reused), track_pending(),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_reused),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_window_edges), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
 	        : pmpi_g.serial  ? "on (serialized mode)"

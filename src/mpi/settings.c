@@ -165,6 +165,12 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "then an allgather (each rank reduces its share only) instead of recursive doubling, "
 	  "on a power of two of ranks with a commutative operation (docs/coll.md). Must be the "
 	  "same on every rank." },
+	{ "PIANO_COLL_WINDOW", PIANO_SETTING_INT, "8", 0, 4096, NULL, NULL, NULL,
+	  "Segments of a graph collective in flight at once, per peer and direction: the "
+	  "receive (or send) of segment j waits for that of segment j - N, and an "
+	  "`MPI_Ialltoall` posts its exchange with the rank at distance i once the one at "
+	  "distance i - N has completed (docs/coll.md, \"Window\"). Bounds the requests a "
+	  "large message or a large communicator posts at once. `0`: no bound." },
 	{ "PIANO_COLL_CACHE", PIANO_SETTING_INT, "16", 0, 1024, NULL, NULL, NULL,
 	  "Finished graph collectives the process keeps for reuse: a collective called again "
 	  "with the same arguments (buffers, counts, predefined datatypes and operation, root) on "
