@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 int coll_ibarrier(MPI_Comm comm, MPI_Request *request);
 int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
@@ -32,6 +33,31 @@ struct coll_blocks {
 	MPI_Datatype type;
 	const MPI_Datatype *types;
 };
+
+/* Uniform blocks of `count` elements of `type`, block j at base + j *
+ * stride; `dense`: each block's bytes are contiguous at its address +
+ * shift (no gap inside or between elements: size == extent == true
+ * extent), so it is copied with memcpy, not MPI_Pack. */
+struct coll_block_layout {
+	const void *base;
+	int count;
+	MPI_Datatype type;
+	size_t stride;
+	bool dense;
+	MPI_Aint shift;
+};
+/* The layout of uniform blocks (count elements of type each) at base. */
+struct coll_block_layout coll_block_layout_of(const void *base, int count, MPI_Datatype type);
+/* MPI_Ialltoall as Bruck's exchange (coll_bruck.c) on op, blocks of
+ * `block` packed bytes each, after node `after` (-1: none); chosen when
+ * PIANO_COLL_BRUCK_MAX and PIANO_COLL_BRUCK_MIN_RANKS say so. */
+struct coll_op;
+int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send,
+                        const struct coll_block_layout *recv, size_t block, int after);
+/* PIANO_COLL_BRUCK_MAX (bytes per block, 0: never) and
+ * PIANO_COLL_BRUCK_MIN_RANKS (coll_tune()). */
+extern long coll_bruck_max;
+extern int coll_bruck_min_ranks;
 
 /* send.base MPI_IN_PLACE (with uniform blocks only): the blocks are recv's. */
 int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
@@ -63,7 +89,7 @@ int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
  * keeps for reuse (PIANO_COLL_CACHE, coll_op.h); the window
  * (PIANO_COLL_WINDOW). */
 void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node, int cache_max,
-               int window);
+               int window, long bruck_max, int bruck_min_ranks);
 /* coll_tune()'s values (coll_tree.c): read-only once a collective ran. */
 extern long coll_redscat_min, coll_node_segment;
 extern bool coll_world_one_node;

@@ -82,6 +82,38 @@ static char *block_at(const struct coll_blocks *b, int i, int *n, MPI_Datatype *
 	return (char *)(uintptr_t)b->base + d * ext;
 }
 
+struct coll_block_layout coll_block_layout_of(const void *base, int count, MPI_Datatype type)
+{
+	MPI_Aint lb, ext, tlb, text;
+	int size = 0;
+	PMPI_Type_get_extent(type, &lb, &ext);
+	PMPI_Type_get_true_extent(type, &tlb, &text);
+	PMPI_Type_size(type, &size);
+	return (struct coll_block_layout){ .base = base,
+		                           .count = count,
+		                           .type = type,
+		                           .stride = (size_t)count * (size_t)ext,
+		                           .dense = size == ext && size == text && tlb == lb,
+		                           .shift = tlb };
+}
+
+/* Whether this all-to-all goes by Bruck's exchange: small uniform blocks on
+ * a large enough communicator. Only values every rank has alike decide
+ * (the block's bytes, the communicator's size), never the datatypes, which
+ * may differ between ranks with the same signature. */
+static bool use_bruck(const struct coll_blocks *recv, int size, size_t *block)
+{
+	int tsize = 0;
+	if (recv->counts || recv->types || coll_bruck_max <= 0 || size < coll_bruck_min_ranks)
+		return false;
+	PMPI_Type_size(recv->type, &tsize);
+	size_t b = (size_t)recv->count * (size_t)tsize;
+	if (b == 0 || b > (size_t)coll_bruck_max)
+		return false;
+	*block = b;
+	return true;
+}
+
 int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
                    MPI_Request *request)
 {
@@ -102,6 +134,16 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		                    &staged);
 		send = recv;
 		send.base = copy;
+	}
+	size_t block;
+	if (rc == MPI_SUCCESS && !send.counts && !send.types &&
+	    use_bruck(&recv, op->size, &block)) {
+		struct coll_block_layout sl = coll_block_layout_of(send.base, send.count,
+		                                                   send.type),
+		                         rl = coll_block_layout_of(recv.base, recv.count,
+		                                                   recv.type);
+		rc = coll_bruck_alltoall(op, &sl, &rl, block, staged);
+		return finish(op, rc, request);
 	}
 	/* Exchange i: with the ranks at distance i, receive from me - i and
 	 * send to me + i (every rank's exchange i matches its peers' exchange

@@ -7,11 +7,15 @@ long coll_redscat_min = 16384, coll_node_segment;
 bool coll_world_one_node;
 int coll_cache_max = 16;
 int coll_window = 8;
+long coll_bruck_max = 256;
+int coll_bruck_min_ranks = 8;
 
 void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node, int cache_max,
-               int window)
+               int window, long bruck_max, int bruck_min_ranks)
 {
 	coll_window = window;
+	coll_bruck_max = bruck_max;
+	coll_bruck_min_ranks = bruck_min_ranks;
 	coll_cache_max = cache_max;
 	coll_redscat_min = redscat_min_bytes;
 	coll_node_segment = node_segment;

@@ -406,7 +406,9 @@ static void setup(int real)
 		PMPI_Comm_size(MPI_COMM_WORLD, &wsize);
 		coll_tune(pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL), node_segment,
 		          pmpi_g.local_size == wsize, (int)pmpi_setting("PIANO_COLL_CACHE", NULL),
-		          (int)pmpi_setting("PIANO_COLL_WINDOW", NULL));
+		          (int)pmpi_setting("PIANO_COLL_WINDOW", NULL),
+		          pmpi_setting("PIANO_COLL_BRUCK_MAX", NULL),
+		          (int)pmpi_setting("PIANO_COLL_BRUCK_MIN_RANKS", NULL));
 	}
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
