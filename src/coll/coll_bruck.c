@@ -91,12 +91,6 @@ static int blocks_with(int size, int d)
 	return m;
 }
 
-#define ADD(call)                                  \
-	do {                                       \
-		if (rc == MPI_SUCCESS)             \
-			rc = coll_mpi_error(call); \
-	} while (0)
-
 int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send,
                         const struct coll_block_layout *recv, size_t block, int after)
 {
@@ -126,9 +120,9 @@ int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send
 		                       .block = block,
 		                       .tmp = tmp,
 		                       .app = &lay[0] };
-	ADD(piano_graph_add_calc(op->g, bruck_run, &calc[0], &prev));
+	COLL_ADD(piano_graph_add_calc(op->g, bruck_run, &calc[0], &prev));
 	if (after >= 0)
-		ADD(piano_graph_add_edge(op->g, after, prev));
+		COLL_ADD(piano_graph_add_edge(op->g, after, prev));
 	for (int d = 1; d < p && rc == MPI_SUCCESS; d <<= 1, k++) {
 		int m = blocks_with(p, d), s = -1, r = -1, pack = -1, unpack = -1;
 		char *sst = next, *rst = next + (size_t)m * block;
@@ -143,16 +137,16 @@ int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send
 		/* Bytes of at most INT_MAX: the caller takes this path for small
 		 * blocks only. */
 		int nbytes = (int)((size_t)m * block);
-		ADD(piano_graph_add_recv(op->g, rst, nbytes, MPI_BYTE, (op->rank - d + p) % p,
-		                         op->tag + k, &r));
-		ADD(piano_graph_add_calc(op->g, bruck_run, cp, &pack));
-		ADD(piano_graph_add_send(op->g, sst, nbytes, MPI_BYTE, (op->rank + d) % p,
-		                         op->tag + k, &s));
-		ADD(piano_graph_add_calc(op->g, bruck_run, cu, &unpack));
-		ADD(piano_graph_add_edge(op->g, prev, pack));
-		ADD(piano_graph_add_edge(op->g, pack, s));
-		ADD(piano_graph_add_edge(op->g, pack, unpack));
-		ADD(piano_graph_add_edge(op->g, r, unpack));
+		COLL_ADD(piano_graph_add_recv(op->g, rst, nbytes, MPI_BYTE, (op->rank - d + p) % p,
+		                              op->tag + k, &r));
+		COLL_ADD(piano_graph_add_calc(op->g, bruck_run, cp, &pack));
+		COLL_ADD(piano_graph_add_send(op->g, sst, nbytes, MPI_BYTE, (op->rank + d) % p,
+		                              op->tag + k, &s));
+		COLL_ADD(piano_graph_add_calc(op->g, bruck_run, cu, &unpack));
+		COLL_ADD(piano_graph_add_edge(op->g, prev, pack));
+		COLL_ADD(piano_graph_add_edge(op->g, pack, s));
+		COLL_ADD(piano_graph_add_edge(op->g, pack, unpack));
+		COLL_ADD(piano_graph_add_edge(op->g, r, unpack));
 		prev = unpack;
 	}
 	struct bruck_calc *co = &calc[1 + 2 * nphases];
@@ -162,7 +156,7 @@ int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send
 		                   .block = block,
 		                   .tmp = tmp,
 		                   .app = &lay[1] };
-	ADD(piano_graph_add_calc(op->g, bruck_run, co, &node));
-	ADD(piano_graph_add_edge(op->g, prev, node));
+	COLL_ADD(piano_graph_add_calc(op->g, bruck_run, co, &node));
+	COLL_ADD(piano_graph_add_edge(op->g, prev, node));
 	return rc;
 }

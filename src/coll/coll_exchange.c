@@ -17,12 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define ADD(call)                                  \
-	do {                                       \
-		if (rc == MPI_SUCCESS)             \
-			rc = coll_mpi_error(call); \
-	} while (0)
-
 /* The key of an exchange (coll_op.h): uniform blocks only, the `v` and `w`
  * forms' counts live in the application's arrays. */
 static struct coll_key exchange_key(enum coll_kind kind, const void *sbuf, int scount,
@@ -161,17 +155,17 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		int rn, sn;
 		MPI_Datatype rt, st;
 		char *rb = block_at(&recv, from, &rn, &rt), *sb = block_at(&send, to, &sn, &st);
-		ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, &r));
-		ADD(piano_graph_add_send(op->g, sb, sn, st, to, op->tag, &s));
+		COLL_ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, &r));
+		COLL_ADD(piano_graph_add_send(op->g, sb, sn, st, to, op->tag, &s));
 		if (staged >= 0) {
-			ADD(piano_graph_add_edge(op->g, staged, r));
-			ADD(piano_graph_add_edge(op->g, staged, s));
+			COLL_ADD(piano_graph_add_edge(op->g, staged, r));
+			COLL_ADD(piano_graph_add_edge(op->g, staged, s));
 		}
 		if (w && rc == MPI_SUCCESS) {
 			int *slot = &ring[2 * ((i - 1) % w)];
 			if (i > w) {
-				ADD(piano_graph_add_edge(op->g, slot[0], r));
-				ADD(piano_graph_add_edge(op->g, slot[1], s));
+				COLL_ADD(piano_graph_add_edge(op->g, slot[0], r));
+				COLL_ADD(piano_graph_add_edge(op->g, slot[1], s));
 				if (rc == MPI_SUCCESS)
 					atomic_fetch_add_explicit(&pmpi_g.graph_window_edges, 2,
 					                          memory_order_relaxed);
@@ -185,7 +179,7 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		int rn, sn;
 		MPI_Datatype rt, st;
 		char *rb = block_at(&recv, me, &rn, &rt), *sb = block_at(&send, me, &sn, &st);
-		ADD(piano_graph_add_copy(op->g, sb, sn, st, rb, rn, rt, NULL));
+		COLL_ADD(piano_graph_add_copy(op->g, sb, sn, st, rb, rn, rt, NULL));
 	}
 	return finish(op, rc, request);
 }
@@ -211,11 +205,12 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
 	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
 		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, rn;
 		char *rb = block_at(&recv, from, &rn, &rt);
-		ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, NULL));
-		ADD(piano_graph_add_send(op->g, sendbuf, scount, stype, to, op->tag, NULL));
+		COLL_ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, NULL));
+		COLL_ADD(piano_graph_add_send(op->g, sendbuf, scount, stype, to, op->tag, NULL));
 	}
 	if (sendbuf != mine)
-		ADD(piano_graph_add_copy(op->g, sendbuf, scount, stype, mine, mn, recv.type, NULL));
+		COLL_ADD(piano_graph_add_copy(op->g, sendbuf, scount, stype, mine, mn, recv.type,
+		                              NULL));
 	return finish(op, rc, request);
 }
 
@@ -235,10 +230,11 @@ static int rooted(bool gather, const void *mine, int count, MPI_Datatype type,
 		return coll_op_start(op, request);
 	if (op->rank != root) {
 		if (gather)
-			ADD(piano_graph_add_send(op->g, mine, count, type, root, op->tag, NULL));
+			COLL_ADD(piano_graph_add_send(op->g, mine, count, type, root, op->tag,
+			                              NULL));
 		else
-			ADD(piano_graph_add_recv(op->g, (void *)(uintptr_t)mine, count, type, root,
-			                         op->tag, NULL));
+			COLL_ADD(piano_graph_add_recv(op->g, (void *)(uintptr_t)mine, count, type,
+			                              root, op->tag, NULL));
 		return finish(op, rc, request);
 	}
 	for (int i = 0; i < op->size && rc == MPI_SUCCESS; i++) {
@@ -248,19 +244,19 @@ static int rooted(bool gather, const void *mine, int count, MPI_Datatype type,
 		MPI_Datatype bt;
 		char *block = block_at(&blocks, i, &n, &bt);
 		if (gather)
-			ADD(piano_graph_add_recv(op->g, block, n, bt, i, op->tag, NULL));
+			COLL_ADD(piano_graph_add_recv(op->g, block, n, bt, i, op->tag, NULL));
 		else
-			ADD(piano_graph_add_send(op->g, block, n, bt, i, op->tag, NULL));
+			COLL_ADD(piano_graph_add_send(op->g, block, n, bt, i, op->tag, NULL));
 	}
 	int n;
 	MPI_Datatype bt;
 	char *own = block_at(&blocks, root, &n, &bt);
 	if (mine != MPI_IN_PLACE) {
 		if (gather)
-			ADD(piano_graph_add_copy(op->g, mine, count, type, own, n, bt, NULL));
+			COLL_ADD(piano_graph_add_copy(op->g, mine, count, type, own, n, bt, NULL));
 		else
-			ADD(piano_graph_add_copy(op->g, own, n, bt, (void *)(uintptr_t)mine, count,
-			                         type, NULL));
+			COLL_ADD(piano_graph_add_copy(op->g, own, n, bt, (void *)(uintptr_t)mine,
+			                              count, type, NULL));
 	}
 	return finish(op, rc, request);
 }

@@ -117,6 +117,14 @@ void coll_op_abandon(struct coll_op *op);
 
 /* PIANO_E* of a graph call as an MPI error code, for the builders. */
 int coll_mpi_error(int piano_rc);
+/* A builder's step: the graph call made while `rc` (an MPI code in the
+ * caller's scope) is still MPI_SUCCESS, its error kept otherwise, so a
+ * builder checks once at the end. */
+#define COLL_ADD(call)                             \
+	do {                                       \
+		if (rc == MPI_SUCCESS)             \
+			rc = coll_mpi_error(call); \
+	} while (0)
 
 /* Whether one of the n handles is the request of a running or unwaited
  * graph collective (for the completion calls, which then drive graphs

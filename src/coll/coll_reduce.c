@@ -39,12 +39,6 @@ static struct layout layout_of(MPI_Datatype type, int count)
 	return l;
 }
 
-#define ADD(call)                                  \
-	do {                                       \
-		if (rc == MPI_SUCCESS)             \
-			rc = coll_mpi_error(call); \
-	} while (0)
-
 /*
  * The up phase of segment j (n elements at byte offset off): this rank's
  * operand `mine` combined with its children's parts, received into their
@@ -62,11 +56,11 @@ static const char *tree_up(struct coll_op *op, const char *mine, char *tmp, stru
 	for (int c = nchild - 1; c >= 0 && rc == MPI_SUCCESS; c--) {
 		char *t = tmp + (size_t)l.span * (size_t)c + l.shift + off;
 		int r = -1, red = -1;
-		ADD(piano_graph_add_recv(op->g, t, n, type, children[c], tag, &r));
-		ADD(piano_graph_add_reduce(op->g, acc, t, n, type, mop, &red));
-		ADD(piano_graph_add_edge(op->g, r, red));
+		COLL_ADD(piano_graph_add_recv(op->g, t, n, type, children[c], tag, &r));
+		COLL_ADD(piano_graph_add_reduce(op->g, acc, t, n, type, mop, &red));
+		COLL_ADD(piano_graph_add_edge(op->g, r, red));
 		if (acc_node >= 0)
-			ADD(piano_graph_add_edge(op->g, acc_node, red));
+			COLL_ADD(piano_graph_add_edge(op->g, acc_node, red));
 		acc = t;
 		acc_node = red;
 	}
@@ -153,26 +147,26 @@ static int tree_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf
 		int have = -1;
 		if (parent >= 0) {
 			int s = -1;
-			ADD(piano_graph_add_send(op->g, acc, n, type, parent, up, &s));
+			COLL_ADD(piano_graph_add_send(op->g, acc, n, type, parent, up, &s));
 			if (acc_node >= 0)
-				ADD(piano_graph_add_edge(op->g, acc_node, s));
-			ADD(piano_graph_add_recv(op->g, res, n, type, parent, down, &have));
+				COLL_ADD(piano_graph_add_edge(op->g, acc_node, s));
+			COLL_ADD(piano_graph_add_recv(op->g, res, n, type, parent, down, &have));
 			/* In place, recvbuf is this rank's operand: the result may
 			 * land there only once the segment went up. */
 			if (in_place)
-				ADD(piano_graph_add_edge(op->g, s, have));
+				COLL_ADD(piano_graph_add_edge(op->g, s, have));
 		} else if (acc != res) {
-			ADD(piano_graph_add_copy(op->g, acc, n, type, res, n, type, &have));
+			COLL_ADD(piano_graph_add_copy(op->g, acc, n, type, res, n, type, &have));
 			if (acc_node >= 0)
-				ADD(piano_graph_add_edge(op->g, acc_node, have));
+				COLL_ADD(piano_graph_add_edge(op->g, acc_node, have));
 		} else {
 			have = acc_node;
 		}
 		for (int c = 0; c < nchild && rc == MPI_SUCCESS; c++) {
 			int s = -1;
-			ADD(piano_graph_add_send(op->g, res, n, type, children[c], down, &s));
+			COLL_ADD(piano_graph_add_send(op->g, res, n, type, children[c], down, &s));
 			if (have >= 0)
-				ADD(piano_graph_add_edge(op->g, have, s));
+				COLL_ADD(piano_graph_add_edge(op->g, have, s));
 		}
 	}
 	return rc;
@@ -214,28 +208,29 @@ static int doubling_allreduce(struct coll_op *op, const void *sendbuf, void *rec
 		char *res = (char *)recvbuf + off;
 		int last = -1; /* the node that last wrote res */
 		if (sendbuf != MPI_IN_PLACE)
-			ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type, res,
-			                         n, type, &last));
+			COLL_ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type,
+			                              res, n, type, &last));
 		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
 			int partner = op->rank ^ (1 << k), tag = op->tag + j * nsteps + k;
 			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off;
 			int r = -1, s = -1, red = -1, wrote = -1;
-			ADD(piano_graph_add_recv(op->g, t, n, type, partner, tag, &r));
-			ADD(piano_graph_add_send(op->g, res, n, type, partner, tag, &s));
+			COLL_ADD(piano_graph_add_recv(op->g, t, n, type, partner, tag, &r));
+			COLL_ADD(piano_graph_add_send(op->g, res, n, type, partner, tag, &s));
 			if (last >= 0)
-				ADD(piano_graph_add_edge(op->g, last, s));
+				COLL_ADD(piano_graph_add_edge(op->g, last, s));
 			if (commute || partner < op->rank) {
-				ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop, &red));
+				COLL_ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop, &red));
 				wrote = red;
 			} else {
-				ADD(piano_graph_add_reduce(op->g, res, t, n, type, mop, &red));
-				ADD(piano_graph_add_copy(op->g, t, n, type, res, n, type, &wrote));
-				ADD(piano_graph_add_edge(op->g, red, wrote));
+				COLL_ADD(piano_graph_add_reduce(op->g, res, t, n, type, mop, &red));
+				COLL_ADD(piano_graph_add_copy(op->g, t, n, type, res, n, type,
+				                              &wrote));
+				COLL_ADD(piano_graph_add_edge(op->g, red, wrote));
 			}
-			ADD(piano_graph_add_edge(op->g, r, red));
+			COLL_ADD(piano_graph_add_edge(op->g, r, red));
 			if (last >= 0)
-				ADD(piano_graph_add_edge(op->g, last, red));
-			ADD(piano_graph_add_edge(op->g, s, wrote));
+				COLL_ADD(piano_graph_add_edge(op->g, last, red));
+			COLL_ADD(piano_graph_add_edge(op->g, s, wrote));
 			last = wrote;
 		}
 	}
@@ -284,23 +279,23 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 		const char *acc = tree_up(op, t.mine, t.tmp, t.l, t.children, t.nchild, off, n,
 		                          type, mop, up, &acc_node, &rc);
 		if (t.parent >= 0)
-			ADD(piano_graph_add_send(op->g, acc, n, type, t.parent, up, &s));
+			COLL_ADD(piano_graph_add_send(op->g, acc, n, type, t.parent, up, &s));
 		else if (root != 0)
-			ADD(piano_graph_add_send(op->g, acc, n, type, root, out, &s));
+			COLL_ADD(piano_graph_add_send(op->g, acc, n, type, root, out, &s));
 		else if (acc != (char *)recvbuf + off)
-			ADD(piano_graph_add_copy(op->g, acc, n, type, (char *)recvbuf + off, n,
-			                         type, &s));
+			COLL_ADD(piano_graph_add_copy(op->g, acc, n, type, (char *)recvbuf + off, n,
+			                              type, &s));
 		if (s >= 0 && acc_node >= 0)
-			ADD(piano_graph_add_edge(op->g, acc_node, s));
+			COLL_ADD(piano_graph_add_edge(op->g, acc_node, s));
 		/* The root's result from rank 0; in place, recvbuf is the root's
 		 * operand: overwritten only once its segment went up. */
 		if (op->rank == root && root != 0) {
 			int r = -1;
-			ADD(piano_graph_add_recv(op->g, (char *)recvbuf + off, n, type, 0, out,
-			                         &r));
+			COLL_ADD(piano_graph_add_recv(op->g, (char *)recvbuf + off, n, type, 0, out,
+			                              &r));
 			int sent = s; /* the root's own send up, if any */
 			if (sendbuf == MPI_IN_PLACE && sent >= 0)
-				ADD(piano_graph_add_edge(op->g, sent, r));
+				COLL_ADD(piano_graph_add_edge(op->g, sent, r));
 		}
 	}
 	if (rc != MPI_SUCCESS) {
@@ -353,8 +348,8 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 		int sent[32];          /* reduce-scatter step k's send */
 		int wrote[33], nw = 0; /* the nodes that wrote what the rank holds */
 		if (sendbuf != MPI_IN_PLACE)
-			ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type, res,
-			                         n, type, &last));
+			COLL_ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type,
+			                              res, n, type, &last));
 		int lo = 0, hi = op->size;
 		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
 			int mask = op->size >> (k + 1), partner = op->rank ^ mask;
@@ -366,15 +361,16 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 			int s0 = block_start(slo, n, op->size), s1 = block_start(shi, n, op->size);
 			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off + k0 * l.extent;
 			int r = -1, s = -1, red = -1;
-			ADD(piano_graph_add_recv(op->g, t, k1 - k0, type, partner, tag + k, &r));
-			ADD(piano_graph_add_send(op->g, res + s0 * l.extent, s1 - s0, type, partner,
-			                         tag + k, &s));
-			ADD(piano_graph_add_reduce(op->g, t, res + k0 * l.extent, k1 - k0, type,
-			                           mop, &red));
-			ADD(piano_graph_add_edge(op->g, r, red));
+			COLL_ADD(piano_graph_add_recv(op->g, t, k1 - k0, type, partner, tag + k,
+			                              &r));
+			COLL_ADD(piano_graph_add_send(op->g, res + s0 * l.extent, s1 - s0, type,
+			                              partner, tag + k, &s));
+			COLL_ADD(piano_graph_add_reduce(op->g, t, res + k0 * l.extent, k1 - k0,
+			                                type, mop, &red));
+			COLL_ADD(piano_graph_add_edge(op->g, r, red));
 			if (last >= 0) {
-				ADD(piano_graph_add_edge(op->g, last, s));
-				ADD(piano_graph_add_edge(op->g, last, red));
+				COLL_ADD(piano_graph_add_edge(op->g, last, s));
+				COLL_ADD(piano_graph_add_edge(op->g, last, red));
 			}
 			sent[k] = s;
 			last = red;
@@ -388,13 +384,13 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 			int h0 = block_start(lo, n, op->size), h1 = block_start(hi, n, op->size);
 			int p0 = block_start(plo, n, op->size), p1 = block_start(phi, n, op->size);
 			int s = -1, r = -1;
-			ADD(piano_graph_add_send(op->g, res + h0 * l.extent, h1 - h0, type, partner,
-			                         tag + nsteps + k, &s));
+			COLL_ADD(piano_graph_add_send(op->g, res + h0 * l.extent, h1 - h0, type,
+			                              partner, tag + nsteps + k, &s));
 			for (int i = 0; i < nw; i++)
-				ADD(piano_graph_add_edge(op->g, wrote[i], s));
-			ADD(piano_graph_add_recv(op->g, res + p0 * l.extent, p1 - p0, type, partner,
-			                         tag + nsteps + k, &r));
-			ADD(piano_graph_add_edge(op->g, sent[k], r));
+				COLL_ADD(piano_graph_add_edge(op->g, wrote[i], s));
+			COLL_ADD(piano_graph_add_recv(op->g, res + p0 * l.extent, p1 - p0, type,
+			                              partner, tag + nsteps + k, &r));
+			COLL_ADD(piano_graph_add_edge(op->g, sent[k], r));
 			wrote[nw++] = r;
 			lo = plo < lo ? plo : lo;
 			hi = phi > hi ? phi : hi;
@@ -480,8 +476,8 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, int count, int fir
 		rc = allreduce(op, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all, count, type,
 		               mop, segment);
 	int copy = -1;
-	ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)first * l.extent, rcount, type, recvbuf,
-	                         rcount, type, &copy));
+	COLL_ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)first * l.extent, rcount, type,
+	                              recvbuf, rcount, type, &copy));
 	if (rc == MPI_SUCCESS)
 		rc = after_all(op, copy);
 	return finish(op, rc, request);
@@ -560,43 +556,45 @@ static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, M
 		 * result (exclusive scan), -1 for none. */
 		int last_p = -1, last_r = -1;
 		if (exclusive || sendbuf != MPI_IN_PLACE)
-			ADD(piano_graph_add_copy(op->g, mine + off, n, type, p, n, type, &last_p));
+			COLL_ADD(piano_graph_add_copy(op->g, mine + off, n, type, p, n, type,
+			                              &last_p));
 		/* In place, recvbuf is the input the partial was copied from. */
 		if (exclusive && sendbuf == MPI_IN_PLACE)
 			last_r = last_p;
 		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
 			int d = 1 << k, tag = op->tag + j * nsteps + k, s = -1;
 			if (op->rank + d < op->size) {
-				ADD(piano_graph_add_send(op->g, p, n, type, op->rank + d, tag, &s));
+				COLL_ADD(piano_graph_add_send(op->g, p, n, type, op->rank + d, tag,
+				                              &s));
 				if (last_p >= 0)
-					ADD(piano_graph_add_edge(op->g, last_p, s));
+					COLL_ADD(piano_graph_add_edge(op->g, last_p, s));
 			}
 			if (op->rank - d < 0)
 				continue;
 			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off;
 			int r = -1, red = -1;
-			ADD(piano_graph_add_recv(op->g, t, n, type, op->rank - d, tag, &r));
+			COLL_ADD(piano_graph_add_recv(op->g, t, n, type, op->rank - d, tag, &r));
 			if (exclusive) {
 				int w = -1;
 				if (k == 0)
-					ADD(piano_graph_add_copy(op->g, t, n, type, res, n, type,
-					                         &w));
+					COLL_ADD(piano_graph_add_copy(op->g, t, n, type, res, n,
+					                              type, &w));
 				else
-					ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop,
-					                           &w));
-				ADD(piano_graph_add_edge(op->g, r, w));
+					COLL_ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop,
+					                                &w));
+				COLL_ADD(piano_graph_add_edge(op->g, r, w));
 				if (last_r >= 0)
-					ADD(piano_graph_add_edge(op->g, last_r, w));
+					COLL_ADD(piano_graph_add_edge(op->g, last_r, w));
 				last_r = w;
 				if (op->rank + 2 * d >= op->size)
 					continue; /* the partial is not sent again */
 			}
-			ADD(piano_graph_add_reduce(op->g, t, p, n, type, mop, &red));
-			ADD(piano_graph_add_edge(op->g, r, red));
+			COLL_ADD(piano_graph_add_reduce(op->g, t, p, n, type, mop, &red));
+			COLL_ADD(piano_graph_add_edge(op->g, r, red));
 			if (last_p >= 0)
-				ADD(piano_graph_add_edge(op->g, last_p, red));
+				COLL_ADD(piano_graph_add_edge(op->g, last_p, red));
 			if (s >= 0)
-				ADD(piano_graph_add_edge(op->g, s, red));
+				COLL_ADD(piano_graph_add_edge(op->g, s, red));
 			last_p = red;
 		}
 	}
