@@ -8,7 +8,9 @@
  * Every rank runs two compute kernels, each a fixed amount of work:
  *   triad  STREAM triad a[i] = b[i] + s * c[i] on three arrays sized to
  *          half the L2 cache (sysconf(_SC_LEVEL2_CACHE_SIZE), 1 MiB when
- *          unknown), repeated for --triad-elems element updates;
+ *          unknown), or to --triad-bytes (far above the last-level cache:
+ *          a memory-bound kernel), repeated for --triad-elems element
+ *          updates;
  *   dgemm  C += A * B, a triple loop on --dgemm-n square matrices,
  *          --dgemm-calls times.
  * One sample is the time of one such repetition on one rank. Samples are
@@ -43,19 +45,22 @@
 #define TAG 7711
 
 static const char *usage_text =
-	"usage: bench_interference [options]   (any number of ranks >= 2)\n"
-	"  --kernels LIST    triad and/or dgemm (default triad,dgemm)\n"
-	"  --triad-elems N   triad element updates per sample (default 8M; quick 4M)\n"
-	"  --dgemm-n N       matrix order of the dgemm kernel (default 64)\n"
-	"  --dgemm-calls N   products per sample (default 16; quick 8)\n"
-	"  --msg SIZE        size of the pending receive (default 8MiB)\n"
-	"  --reps N          samples per phase and round (default 10; quick 6)\n"
-	"  --rounds N        idle/pending alternations (default 10; quick 3)\n"
-	"  --half            only even ranks compute; odd ranks block in MPI_Wait\n";
+        "usage: bench_interference [options]   (any number of ranks >= 2)\n"
+        "  --kernels LIST    triad and/or dgemm (default triad,dgemm)\n"
+        "  --triad-elems N   triad element updates per sample (default 8M; quick 4M)\n"
+        "  --triad-bytes S   the triad's three arrays together (default half the L2\n"
+        "                    cache; far above the last-level cache, e.g. 256M, the\n"
+        "                    kernel is bound by memory bandwidth)\n"
+        "  --dgemm-n N       matrix order of the dgemm kernel (default 64)\n"
+        "  --dgemm-calls N   products per sample (default 16; quick 8)\n"
+        "  --msg SIZE        size of the pending receive (default 8MiB)\n"
+        "  --reps N          samples per phase and round (default 10; quick 6)\n"
+        "  --rounds N        idle/pending alternations (default 10; quick 3)\n"
+        "  --half            only even ranks compute; odd ranks block in MPI_Wait\n";
 
 struct opts {
 	int triad, dgemm;
-	long triad_elems;
+	long triad_elems, triad_bytes; /* triad_bytes 0: half the L2 */
 	long dgemm_n, dgemm_calls;
 	long msg;
 	long reps, rounds;
@@ -82,6 +87,8 @@ static enum bm_arg interference_arg(void *prog, const char *a, const char *v)
 	} else if (!strcmp(a, "--triad-elems")) {
 		bad = bm_parse_size(v, 1, (long)1e15, &o->triad_elems);
 		o->have_te = 1;
+	} else if (!strcmp(a, "--triad-bytes")) {
+		bad = bm_parse_size(v, 24 * 1024, 1L << 40, &o->triad_bytes);
 	} else if (!strcmp(a, "--dgemm-n")) {
 		bad = bm_parse_int(v, 4, 1024, &o->dgemm_n);
 	} else if (!strcmp(a, "--dgemm-calls")) {
@@ -197,7 +204,8 @@ int main(int argc, char **argv)
 	double *samples = malloc((size_t)NKERNELS * NPHASES * (size_t)nsamp * sizeof(double));
 	s.sbuf = malloc((size_t)o.msg);
 	s.rbuf = malloc((size_t)o.msg);
-	if (!samples || !s.sbuf || !s.rbuf || bm_triad_init(&s.triad, l2 / 2) ||
+	size_t tbytes = o.triad_bytes ? (size_t)o.triad_bytes : l2 / 2;
+	if (!samples || !s.sbuf || !s.rbuf || bm_triad_init(&s.triad, tbytes) ||
 	    bm_dgemm_init(&s.dgemm, (int)o.dgemm_n)) {
 		fprintf(stderr, "bench_interference: out of memory\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
