@@ -92,7 +92,8 @@ const struct piano_setting_spec config_core_table[] = {
 	  "harm\")." },
 	{ "PIANO_TIMER_MAX_US", PIANO_SETTING_INT, "0", 0, 10000000, NULL, NULL, NULL,
 	  "Back-off limit of the timer thread, in µs. Above `PIANO_TIMER_PERIOD_US`, the period "
-	  "doubles after every timer round that did no work, up to this value, and returns to "
+	  "doubles after every timer round that did no work once 8 rounds in a row did none, "
+	  "up to this value, and returns to "
 	  "`PIANO_TIMER_PERIOD_US` after a round that did some (or after the engine parked): "
 	  "fewer wake-ups on busy cores while pending operations wait for a peer, but a "
 	  "reaction bounded by this value instead of the period when every core is busy. `0`, "

@@ -42,19 +42,30 @@
 
 /*
  * With PIANO_TIMER_MAX_US above the period, the period doubles after each
- * round that did no work, up to that limit, and is back to
- * PIANO_TIMER_PERIOD_US after a round that did some or a park. A wake-up
- * that preempts a computing thread costs tens of µs on a virtual machine:
- * while the pending tasks wait for a remote peer, the timer then wakes less
- * often, at the price of a longer reaction when every core is busy (not
- * the default: docs/performance.md has both numbers).
+ * round that did no work once EMPTY_ROUNDS rounds in a row did none, up to
+ * that limit, and is back to PIANO_TIMER_PERIOD_US after a round that did
+ * some or a park. A wake-up that preempts a computing thread costs tens of
+ * µs on a virtual machine: while the pending tasks wait for a remote peer,
+ * the timer then wakes less often, at the price of a longer reaction when
+ * every core is busy. The streak: a transfer that moves in steps (each
+ * progress call moves what the peer has produced so far) gives rounds
+ * with and without work in turn, and doubling at every empty one left
+ * such a transfer half the ticks it needed (test core.timer_backoff).
+ * `*empty` counts the empty rounds in a row; owned by the timer thread.
  */
-static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned work)
+#define EMPTY_ROUNDS 8
+
+static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned work,
+                           unsigned *empty)
 {
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
 	uint64_t max = (uint64_t)e->cfg.timer_max_us * 1000u;
-	if (work || max <= period)
+	if (work || max <= period) {
+		*empty = 0;
 		return period;
+	}
+	if (++*empty < EMPTY_ROUNDS)
+		return cur;
 	return cur * 2 < max ? cur * 2 : max;
 }
 
@@ -173,6 +184,7 @@ static bool rescue_expired(struct piano_engine *e, uint64_t period)
 static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 {
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	unsigned empty = 0; /* timer_next() */
 	while (!engine_stopping(e)) {
 		uint64_t expiries;
 		if (read(e->timer_fd, &expiries, sizeof(expiries)) < 0 && errno != EAGAIN &&
@@ -192,7 +204,7 @@ static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 		unsigned work = poll_unpolled(p, period);
 		poller_end_round(p, work);
 		pthread_mutex_lock(&e->timer_lock);
-		uint64_t next = timer_next(e, e->timer_interval_ns, work);
+		uint64_t next = timer_next(e, e->timer_interval_ns, work, &empty);
 		if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed) &&
 		    next != e->timer_interval_ns) {
 			e->timer_interval_ns = next;
@@ -207,6 +219,7 @@ static void *timer_main(void *arg)
 	struct piano_engine *e = arg;
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
 	uint64_t sleep_ns = period;
+	unsigned empty = 0; /* timer_next() */
 	sys_thread_name("piano-timer");
 	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the
 	 * creator's binding, and an MPI launcher binds each rank to one core,
@@ -222,6 +235,7 @@ static void *timer_main(void *arg)
 		if (!queue_any_busy(e)) {
 			park_wait(e, 0);
 			sleep_ns = period;
+			empty = 0;
 			continue;
 		}
 		park_nap(e, sleep_ns);
@@ -231,7 +245,7 @@ static void *timer_main(void *arg)
 		 * the current sleep: others' polls keep the timer quiet. */
 		unsigned work = poll_unpolled(&p, period);
 		poller_end_round(&p, work);
-		sleep_ns = timer_next(e, sleep_ns, work);
+		sleep_ns = timer_next(e, sleep_ns, work, &empty);
 	}
 	return NULL;
 }

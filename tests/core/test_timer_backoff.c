@@ -10,7 +10,11 @@
  *     RUN_MS / 16 runs; asserted < RUN_MS / 4 (a fixed period gives RUN_MS);
  *   busy task (returns 1): about RUN_MS runs; asserted > RUN_MS / 3, so a
  *     timer that backs off regardless of work (at most RUN_MS / 16 + 4)
- *     fails, and a loaded machine delaying wake-ups does not.
+ *     fails, and a loaded machine delaying wake-ups does not;
+ *   a task that reports work every fourth round (a transfer moving in
+ *     steps): the back-off starts only after 8 empty rounds in a row, so
+ *     about RUN_MS runs; asserted > RUN_MS / 3 (doubling at every empty
+ *     round gives rounds at 1, 2, 4, 8 ms: about RUN_MS / 4).
  */
 #include "common.h"
 
@@ -18,10 +22,12 @@
 
 static atomic_int runs;
 
+/* arg 0: never works, 1: always, 4: every fourth run. */
 static unsigned cb(void *arg)
 {
-	atomic_fetch_add(&runs, 1);
-	return (unsigned)(uintptr_t)arg;
+	int n = atomic_fetch_add(&runs, 1);
+	unsigned every = (unsigned)(uintptr_t)arg;
+	return every && (unsigned)n % every == 0;
 }
 
 static int phase_runs(unsigned work)
@@ -52,11 +58,19 @@ int main(void)
 	int idle = phase_runs(0);
 	test_phase("a task that always reports work");
 	int busy = phase_runs(1);
-	printf("timer_backoff: %d runs in %d ms without work, %d with work\n", idle, RUN_MS, busy);
+	test_phase("a task that reports work every fourth round");
+	int steps = phase_runs(4);
+	printf("timer_backoff: %d runs in %d ms without work, %d with work, %d with work every "
+	       "fourth round\n",
+	       idle, RUN_MS, busy, steps);
 	CHECK(idle < RUN_MS / 4, "%d timer runs in %d ms of a task without work: no back-off "
 	      "(limit 16 ms)", idle, RUN_MS);
 	CHECK(busy > RUN_MS / 3, "%d timer runs in %d ms of a task that works: the period "
 	      "(1 ms) was not kept", busy, RUN_MS);
+	CHECK(steps > RUN_MS / 3,
+	      "%d timer runs in %d ms of a task that works every fourth "
+	      "round: the period doubled between its steps",
+	      steps, RUN_MS);
 
 	CHECK_OK(piano_finalize());
 	printf("timer_backoff: ok\n");
