@@ -408,8 +408,12 @@ static void diagnose(struct merged *m)
 		     "eager-size messages (at most %ld B): the MPI sends them at once, nothing "
 		     "to overlap",
 		     pmpi_g.eager_limit);
+	/* The window is a mean: one operation of twenty whose thread was
+	 * preempted between post and wait (100 us) lifts it to 7 us, so the
+	 * second test asks a tenth of the blocked time, not a twentieth (the
+	 * test mpi.openmpi.report_2 failed 1 run in 25 with a twentieth). */
 	else if (done && blocked >= 5.0 &&
-	         (window < 5.0 || (window < 50.0 && 20 * window < blocked)))
+	         (window < 5.0 || (window < 50.0 && 10 * window < blocked)))
 		diag(m,
 		     "the wait follows the post within %.1f us on average while the operation "
 		     "takes %.1f us more: there is no computation to overlap; move the wait later "
