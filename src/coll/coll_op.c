@@ -23,6 +23,7 @@
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reqtab live; /* protected by live_lock */
 _Atomic long coll_op_nlive; /* entries of `live`; read without the lock */
+_Thread_local struct coll_persist *coll_op_persist;
 
 static uint64_t key_of(MPI_Request r)
 {
@@ -48,6 +49,8 @@ static void op_destroy(struct coll_op *op)
 		piano_graph_free(op->g);
 	for (int i = 0; i < op->nscratch; i++)
 		free(op->scratch[i]);
+	for (int i = 0; i < op->nown; i++)
+		PMPI_Type_free(&op->own[i]);
 	if (op->sh)
 		coll_shadow_put(op->sh);
 	free(op);
@@ -66,16 +69,6 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct coll_op **cache; /* coll_cache_max slots, the oldest first */
 static int ncache;
 
-static bool op_predefined(MPI_Op op)
-{
-	const MPI_Op ops[] = { MPI_MAX,  MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND,
-		               MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR };
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (op == ops[i])
-			return true;
-	return false;
-}
-
 /* Whether a call with this key may be reused: its handles say the same
  * thing at every call (unused ones are zero). */
 static bool key_reusable(const struct coll_key *k)
@@ -83,7 +76,7 @@ static bool key_reusable(const struct coll_key *k)
 	return k && k->kind != COLL_NONE && coll_cache_max > 0 &&
 	       (k->stype == (MPI_Datatype)0 || pmpi_type_predefined(k->stype)) &&
 	       (k->rtype == (MPI_Datatype)0 || pmpi_type_predefined(k->rtype)) &&
-	       (k->op == (MPI_Op)0 || op_predefined(k->op));
+	       (k->op == (MPI_Op)0 || pmpi_op_predefined(k->op));
 }
 
 static bool key_equal(const struct coll_key *a, const struct coll_key *b)
@@ -178,7 +171,8 @@ static void cache_put(struct coll_op *op)
 int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **out)
 {
 	coll_shadow_reap();
-	bool reusable = key_reusable(key);
+	struct coll_persist *persist = coll_op_persist;
+	bool reusable = !persist && key_reusable(key);
 	struct coll_op *op = reusable ? cache_take(comm, key) : NULL;
 	if (op) {
 		/* Its graph is committed and not running: only the tags move
@@ -207,7 +201,20 @@ int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **ou
 		goto err_op;
 	op->rank = op->sh->rank;
 	op->size = op->sh->size;
-	op->tag = coll_shadow_tag(op->sh);
+	if (persist) {
+		op->persistent = true;
+		op->tag = coll_shadow_ptag(op->sh);
+		if (op->tag < 0) {
+			rc = COLL_ENOTAGS;
+			goto err_op;
+		}
+		/* The graph names these duplicates from here on. */
+		memcpy(op->own, persist->own, sizeof(op->own));
+		op->nown = persist->nown;
+		persist->nown = 0;
+	} else {
+		op->tag = coll_shadow_tag(op->sh);
+	}
 	op->ntags = op->sh->tags;
 	op->one_node = coll_world_one_node && op->sh->in_world;
 	/* Sized and checked on the application's communicator; the messages
@@ -326,6 +333,11 @@ int coll_op_start(struct coll_op *op, MPI_Request *request)
 			rc = wait_for_shadow(op);
 		if (rc == MPI_SUCCESS)
 			rc = coll_mpi_error(piano_graph_commit(op->g));
+	}
+	if (rc == MPI_SUCCESS && op->persistent) {
+		coll_op_persist->op = op;
+		*request = MPI_REQUEST_NULL; /* the handle is coll_persist_end()'s */
+		return MPI_SUCCESS;
 	}
 	if (rc == MPI_SUCCESS)
 		rc = PMPI_Grequest_start(op_query, op_free, op_cancel, op, &op->req);

@@ -94,11 +94,37 @@ struct coll_op {
 	MPI_Comm comm;
 	bool reused;
 	struct coll_op *next_dead; /* a list of operations to destroy (coll_op.c) */
+	/* Persistent (coll_persist.h): req is the application's handle, a
+	 * persistent receive of tag ptag; running and free_pending under that
+	 * file's lock; own: duplicates of the caller's datatypes the graph
+	 * names, freed with the operation. */
+	bool persistent, running, free_pending;
+	int ptag;
+	MPI_Datatype own[2];
+	int nown;
 };
+
+/*
+ * Persistent mode (coll_persist.h): set for the calling thread around a
+ * builder's call; coll_op_begin() then makes a new operation with tags of
+ * its own for its whole life (or fails with COLL_ENOTAGS) and takes the
+ * duplicated datatypes, and coll_op_start() commits it without starting
+ * and leaves it in `op` for coll_persist_end().
+ */
+enum { COLL_ENOTAGS = -1 };
+struct coll_persist {
+	MPI_Datatype own[2]; /* duplicates of the caller's derived datatypes */
+	int nown;
+	int err;            /* a duplicate that failed */
+	struct coll_op *op; /* committed by the builder */
+	struct coll_persist *outer;
+};
+extern _Thread_local struct coll_persist *coll_op_persist;
 
 /* An operation on comm for the call described by key (NULL: never reused):
  * one kept from an earlier call with an equal key (coll_op_reused()), or a
- * new one with an empty graph. */
+ * new one with an empty graph. In persistent mode (coll_persist.h) always
+ * a new one, or COLL_ENOTAGS. */
 int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **out);
 static inline bool coll_op_reused(const struct coll_op *op) { return op->reused; }
 /* The pipeline segment of op: the node's when every rank of its
@@ -113,6 +139,7 @@ static inline long coll_op_segment(const struct coll_op *op, long segment)
  * memory; up to four blocks per operation. */
 void *coll_op_scratch(struct coll_op *op, size_t bytes);
 int coll_op_start(struct coll_op *op, MPI_Request *request);
+/* Destroys an operation that is not running. */
 void coll_op_abandon(struct coll_op *op);
 
 /* PIANO_E* of a graph call as an MPI error code, for the builders. */

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 
 /* Tags per collective: at most this many, fewer when the MPI's tag bound is
- * small, so that at least 256 collectives run before the tags wrap around. */
+ * small, so that the tag space holds at least SPAN_MIN ranges; a quarter
+ * of the ranges are kept for persistent collectives (at least 64), the
+ * others wrap around among the non-blocking ones (at least 192 in flight
+ * before a range comes back). */
 enum { TAGS_MAX = 4096, SPAN_MIN = 256 };
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -82,7 +85,9 @@ free_group:
 	return in;
 }
 
-static int shadow_new(MPI_Comm comm, struct coll_shadow **out)
+/* A shadow for comm: by PMPI_Comm_idup (ready later, coll_shadow_ready()),
+ * or with `now` by PMPI_Comm_dup (ready on return). */
+static int shadow_new(MPI_Comm comm, bool now, struct coll_shadow **out)
 {
 	struct coll_shadow *sh = calloc(1, sizeof(*sh));
 	if (!sh)
@@ -98,12 +103,21 @@ static int shadow_new(MPI_Comm comm, struct coll_shadow **out)
 	long ntags = flag && ub ? (long)*ub + 1 : 32768L; /* the standard's least bound */
 	sh->in_world = within_world(comm, sh->size);
 	sh->tags = ntags / SPAN_MIN < TAGS_MAX ? (int)(ntags / SPAN_MIN) : TAGS_MAX;
-	sh->tag_span = (int)(ntags / sh->tags);
+	int ranges = (int)(ntags / sh->tags);
+	sh->pslots = ranges / 4;
+	sh->tag_span = ranges - sh->pslots;
 	if (pthread_mutex_init(&sh->lock, NULL)) {
 		rc = MPI_ERR_OTHER;
 		goto err_free;
 	}
-	rc = PMPI_Comm_idup(comm, &sh->comm, &sh->idup);
+	sh->idup = MPI_REQUEST_NULL;
+	if (now) {
+		rc = PMPI_Comm_dup(comm, &sh->comm);
+		if (rc == MPI_SUCCESS)
+			atomic_store_explicit(&sh->ready, 1, memory_order_relaxed);
+	} else {
+		rc = PMPI_Comm_idup(comm, &sh->comm, &sh->idup);
+	}
 	if (rc != MPI_SUCCESS)
 		goto err_lock;
 	atomic_init(&sh->refs, 1);
@@ -120,24 +134,76 @@ err_free:
 	return rc;
 }
 
-int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
+/* The shadow of comm if it has one (*sh NULL if not). */
+static int shadow_find(MPI_Comm comm, struct coll_shadow **sh)
 {
 	pthread_once(&key_once, key_create);
 	if (key_err != MPI_SUCCESS)
 		return key_err;
-	struct coll_shadow *sh = NULL;
 	int flag = 0;
-	int rc = PMPI_Comm_get_attr(comm, keyval, &sh, &flag);
+	*sh = NULL;
+	int rc = PMPI_Comm_get_attr(comm, keyval, sh, &flag);
+	if (rc == MPI_SUCCESS && !flag)
+		*sh = NULL;
+	return rc;
+}
+
+int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
+{
+	struct coll_shadow *sh = NULL;
+	int rc = shadow_find(comm, &sh);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (!flag) {
-		rc = shadow_new(comm, &sh);
+	if (!sh) {
+		rc = shadow_new(comm, false, &sh);
 		if (rc != MPI_SUCCESS)
 			return rc;
 	}
 	atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
 	*out = sh;
 	return MPI_SUCCESS;
+}
+
+/*
+ * Open MPI 4.1.4's MPI_Comm_idup runs its context-id agreement as a chain
+ * of non-blocking allreduces on the communicator, each posted when the
+ * previous one completed and tagged from the same sequence as the
+ * application's own non-blocking collectives: an MPI_Iallreduce the
+ * application posts while the chain runs takes, on a rank whose chain
+ * has moved on, the tag the chain uses on another, and the two exchange
+ * data (measured: wrong sums, then MPI_ERR_TRUNCATE; MPICH's idup is one
+ * schedule with one tag and is not affected). So there the shadow is
+ * made by a blocking duplicate inside the call that created the
+ * communicator, and a communicator without one keeps the MPI's
+ * collectives.
+ */
+#if defined(OPEN_MPI) && OPEN_MPI
+static const bool idup_unsafe = true;
+#else
+static const bool idup_unsafe = true;
+#endif
+
+int coll_shadow_make(MPI_Comm comm)
+{
+	if (!idup_unsafe || comm == MPI_COMM_NULL)
+		return MPI_SUCCESS;
+	int inter = 1;
+	int rc = PMPI_Comm_test_inter(comm, &inter);
+	if (rc != MPI_SUCCESS || inter)
+		return rc; /* graphs run on intra-communicators only */
+	struct coll_shadow *sh = NULL;
+	rc = shadow_find(comm, &sh);
+	if (rc != MPI_SUCCESS || sh)
+		return rc;
+	return shadow_new(comm, true, &sh);
+}
+
+bool coll_shadow_allowed(MPI_Comm comm, int size)
+{
+	if (!idup_unsafe || size == 1)
+		return true; /* one rank: the idup sends nothing */
+	struct coll_shadow *sh = NULL;
+	return shadow_find(comm, &sh) == MPI_SUCCESS && sh;
 }
 
 int coll_shadow_ready(void *shadow)
@@ -172,6 +238,13 @@ int coll_shadow_tag(struct coll_shadow *sh)
 	int base = (int)(sh->seq % (unsigned)sh->tag_span) * sh->tags;
 	sh->seq++;
 	return base;
+}
+
+int coll_shadow_ptag(struct coll_shadow *sh)
+{
+	if (sh->pseq >= (unsigned)sh->pslots)
+		return -1;
+	return (sh->tag_span + (int)sh->pseq++) * sh->tags;
 }
 
 void coll_shadow_reap(void)

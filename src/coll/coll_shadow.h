@@ -9,7 +9,8 @@
  * so the ranks agree, and nothing blocks (a blocking dup inside MPI_Ibcast
  * could deadlock with a rank that sends to this one before its own
  * MPI_Ibcast). The first collectives wait for the duplicate inside their
- * graph (a POLL node, coll_shadow_ready()). The shadow is kept as an
+ * graph (a POLL node, coll_shadow_ready()). On Open MPI it is made instead
+ * when the communicator is created (coll_shadow_make()). The shadow is kept as an
  * attribute of the communicator and freed after the communicator is, once
  * no running collective uses it.
  */
@@ -26,12 +27,15 @@ struct coll_shadow {
 	int size, rank; /* of the communicator */
 	bool in_world;  /* every rank of it is in this process's MPI_COMM_WORLD */
 	int tags;       /* tags per collective (coll_shadow_tag()) */
-	int tag_span;   /* collectives before the tags wrap around */
-	/* Collectives started on the communicator. Owner: the application's
-	 * thread that calls them (MPI requires a communicator's collectives to
-	 * be called in one order on every rank, so never by two threads at
-	 * once). */
-	unsigned seq;
+	int tag_span;   /* non-blocking collectives before the tags wrap around */
+	/* Tag ranges kept for persistent collectives (coll_shadow_ptag()),
+	 * after the tag_span ranges of the non-blocking ones. */
+	int pslots;
+	/* Collectives started, and persistent ones initialized, on the
+	 * communicator. Owner: the application's thread that calls them (MPI
+	 * requires a communicator's collectives to be called in one order on
+	 * every rank, so never by two threads at once). */
+	unsigned seq, pseq;
 	/* The PMPI_Comm_idup, tested under `lock` by whichever graph step asks
 	 * first; `ready` is set (release) once it completed. */
 	pthread_mutex_t lock;
@@ -53,6 +57,17 @@ struct coll_shadow {
 int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out);
 void coll_shadow_put(struct coll_shadow *sh);
 
+/* Where the MPI's MPI_Comm_idup cannot make shadows safely (Open MPI,
+ * coll_shadow.c), the layer makes each intra-communicator's shadow with
+ * coll_shadow_make() when the communicator is created (a blocking
+ * duplicate, inside the application's own blocking collective call that
+ * created it: every rank is there; elsewhere it does nothing), and
+ * coll_shadow_allowed() says whether comm (of size ranks) has one: graph
+ * collectives run only there, the MPI's own elsewhere (every rank of a
+ * communicator gets the same answer). Elsewhere always true. */
+int coll_shadow_make(MPI_Comm comm);
+bool coll_shadow_allowed(MPI_Comm comm, int size);
+
 /* A POLL node's condition (graph_internal.h): 1 once the duplicate exists,
  * 0 before, the idup's error made negative. */
 int coll_shadow_ready(void *shadow);
@@ -60,6 +75,12 @@ int coll_shadow_ready(void *shadow);
 /* The first tag of the next collective on sh; its messages use tags
  * base .. base + sh->tags - 1. */
 int coll_shadow_tag(struct coll_shadow *sh);
+
+/* The first tag of the next persistent collective on sh (its own range for
+ * its whole life, never wrapped around), or -1 once every range kept for
+ * them is taken: a count every rank has alike, so every rank then leaves
+ * that collective to the MPI. */
+int coll_shadow_ptag(struct coll_shadow *sh);
 
 /* Frees the duplicates of freed communicators that no collective uses any
  * more: from the application's thread, outside any MPI callback (a

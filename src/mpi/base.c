@@ -94,6 +94,17 @@ static int type_cached(MPI_Datatype dt)
 
 bool pmpi_type_predefined(MPI_Datatype type) { return type_cached(type) >= 0; }
 
+bool pmpi_op_predefined(MPI_Op op)
+{
+	const MPI_Op ops[] = { MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+		               MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+		               MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP };
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (op == ops[i])
+			return true;
+	return false;
+}
+
 int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes)
 {
 	int size = type_cached(type);

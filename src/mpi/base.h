@@ -60,6 +60,7 @@ struct pmpi_state {
 	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;
 	_Atomic uint64_t graph_reused; /* graph collectives run on a kept graph (coll_op.c) */
 	_Atomic uint64_t graph_window_edges; /* edges PIANO_COLL_WINDOW added (coll_op.c) */
+	_Atomic uint64_t graph_persistent; /* persistent collectives made graphs (coll_persist.c) */
 };
 
 /* Written by set-up (init.c) under its lock before `ready` is published;
@@ -107,6 +108,9 @@ void pmpi_type_cache_setup(void);
  * the pair types such as MPI_DOUBLE_INT): a handle that always means the
  * same layout. */
 bool pmpi_type_predefined(MPI_Datatype type);
+/* Whether op is one of MPI's predefined reduction operations (MPI_SUM ...):
+ * a handle that always means the same operation. */
+bool pmpi_op_predefined(MPI_Op op);
 
 /* Whether a task of the layer that found no work left stays a little
  * longer (PIANO_MPI_LINGER_US from the first such call, *since holding its

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI-3 non-blocking collectives. Those PIANO_COLL names run as piano's
- * graphs (src/coll, docs/coll.md); the others the MPI starts, and piano
- * tracks the request so the engine keeps the MPI's schedule moving in the
- * background. Collectives are always tracked: their rounds need progress
- * on every rank whatever the message size.
+ * Collectives that return a request: MPI-3's non-blocking MPI_I<coll> and
+ * MPI-4's persistent MPI_<coll>_init (MPIX_<coll>_init in Open MPI's
+ * pcollreq extension). Those PIANO_COLL names run as piano's graphs
+ * (src/coll, docs/coll.md); the others the MPI runs, and piano tracks the
+ * request so the engine keeps the MPI's schedule moving in the background.
+ * Collectives are always tracked: their rounds need progress on every rank
+ * whatever the message size.
  */
 #include "base.h"
 #include "coll_algo.h"
+#include "coll_persist.h"
+#include "coll_shadow.h"
 #include "init.h"
 #include "progress.h"
 #include "report.h"
@@ -16,6 +20,40 @@
 #include "serial.h"
 
 #include <limits.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ */
+#endif
+
+/*
+ * The MPI's own persistent collective: PCOLL(Bcast_init, (args)) calls
+ * PMPI_Bcast_init (MPI-4) or PMPIX_Bcast_init (Open MPI's extension), and
+ * PCOLL_NAME(Bcast_init) is the name piano exports for it.
+ */
+#if MPI_VERSION >= 4
+#define PIANO_PCOLL 1
+#define PCOLL(name, args) PMPI_##name args
+#define PCOLL_NAME(name) MPI_##name
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define PIANO_PCOLL 1
+#define PCOLL(name, args) PMPIX_##name args
+#define PCOLL_NAME(name) MPIX_##name
+#else
+#define PIANO_PCOLL 0
+#define PCOLL(name, args) MPI_ERR_INTERN
+#endif
+
+/* How the application called: its request, its call site (report.h), and
+ * for a persistent collective its info. */
+struct call {
+	MPI_Request *request;
+	const void *site;
+	bool persistent;
+	MPI_Info info;
+};
+#define ICALL(req, site_) (&(const struct call){ .request = (req), .site = (site_) })
+#define PCALL(req, info_)      \
+	(&(const struct call){ \
+	        .request = (req), .site = REPORT_SITE(), .persistent = true, .info = (info_) })
 
 static int coll_track(int rc, MPI_Request *req)
 {
@@ -24,24 +62,32 @@ static int coll_track(int rc, MPI_Request *req)
 	return rc;
 }
 
+/* The MPI's non-blocking collective, tracked; or its persistent one, whose
+ * requests MPI_Start tracks. */
+#define NATIVE(c, icall, pname, pargs) \
+	((c)->persistent ? PCOLL(pname, pargs) : coll_track(icall, (c)->request))
+
 /* Records a collective for the overlap report (report.h): its bytes are
  * count elements of type (the call's own buffer; count -1: per-rank counts,
- * not given). */
-static int coll_report(int kind, MPI_Count count, MPI_Datatype type, int rc, MPI_Request *req,
-                       const void *site)
+ * not given). A persistent one is counted at each start. */
+static int coll_report(int kind, MPI_Count count, MPI_Datatype type, int rc, const struct call *c)
 {
 	if (report_on && rc == MPI_SUCCESS) {
 		long bytes = -1;
 		if (count >= 0)
 			pmpi_type_bytes(count, type, &bytes);
-		report_post_(kind, bytes, false, *req, site);
+		if (c->persistent)
+			report_init_(REPORT_PCOLL, bytes, false, *c->request, c->site);
+		else
+			report_post_(kind, bytes, false, *c->request, c->site);
 	}
 	return rc;
 }
 
 /*
  * Whether this call runs as a graph: chosen by PIANO_COLL, with background
- * progress, on an intra-communicator, with arguments the graph can take.
+ * progress, on an intra-communicator that may have a shadow (coll_shadow.h),
+ * with arguments the graph can take.
  * Only values equal on every rank decide (the setting, the communicator's
  * kind, the arguments MPI requires to match), so every rank takes the same
  * path. Invalid arguments go to the MPI, which reports them as natively.
@@ -53,11 +99,33 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 	int inter = 1, size = 0;
 	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
 		return false;
-	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root < 0 || root >= size)
+	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root < 0 || root >= size ||
+	    !coll_shadow_allowed(comm, size))
 		return false;
 	atomic_fetch_add_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed);
 	return true;
 }
+
+/*
+ * A builder's call (coll_algo.h) for c: GRAPH_BEGIN, the builder with every
+ * datatype through GRAPH_TYPE, GRAPH_END. In persistent mode the builder
+ * makes the handle instead of starting (coll_persist.h), and GRAPH_END's
+ * result may be COLL_ENOTAGS: the MPI's own then runs the collective.
+ */
+#define GRAPH_BEGIN(c)            \
+	struct coll_persist pers; \
+	if ((c)->persistent)      \
+	coll_persist_begin(&pers)
+#define GRAPH_TYPE(c, t) ((c)->persistent ? coll_persist_type(&pers, (t)) : (t))
+#define GRAPH_END(c, rc)                                                          \
+	do {                                                                      \
+		if ((c)->persistent) {                                            \
+			(rc) = coll_persist_end(&pers, (rc), (c)->request);       \
+			if ((rc) == COLL_ENOTAGS)                                 \
+				atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, \
+				                          memory_order_relaxed);  \
+		}                                                                 \
+	} while (0)
 
 /* A buffer's description the MPI would accept. */
 static bool ok(int count, MPI_Datatype type) { return count >= 0 && type != MPI_DATATYPE_NULL; }
@@ -100,23 +168,28 @@ static bool blocks_ok(MPI_Comm comm, const struct coll_blocks *b)
 }
 
 static int iallgather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request,
-                         const void *site)
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	struct coll_blocks recv = uniform(recvbuf, recvcount, recvtype);
 	if (use_graph(PMPI_COLL_IALLGATHER, comm, 0,
 	              ok(recvcount, recvtype) &&
-	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
-		return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
-		                   coll_iallgather(sendbuf, sendcount, sendtype, recv, comm,
-		                                   request),
-		                   request, site);
+	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_iallgather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype),
+		                         uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
+		                         c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IALLGATHER, recvcount, recvtype, rc, c);
+	}
 	return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
-	                   coll_track(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
-	                                              recvcount, recvtype, comm, request),
-	                              request),
-	                   request, site);
+	                   NATIVE(c,
+	                          PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                          recvtype, comm, c->request),
+	                          Allgather_init,
+	                          (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                           c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -125,7 +198,35 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
 {
 	PMPI_APP_SCOPE();
 	return iallgather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-	                     request, REPORT_SITE());
+	                     ICALL(request, REPORT_SITE()));
+}
+
+static int iallgatherv_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm, const struct call *c)
+{
+	pmpi_ensure();
+	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_IALLGATHER, comm, 0,
+	              blocks_ok(comm, &recv) &&
+	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
+		GRAPH_BEGIN(c);
+		recv.type = GRAPH_TYPE(c, recvtype);
+		int rc = coll_iallgather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype), recv, comm,
+		                         c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
+	                   NATIVE(c,
+	                          PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
+	                                           recvcounts, displs, recvtype, comm, c->request),
+	                          Allgatherv_init,
+	                          (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                           recvtype, comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -133,65 +234,63 @@ PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
-	if (comm != MPI_COMM_NULL && use_graph(PMPI_COLL_IALLGATHER, comm, 0,
-	                                       blocks_ok(comm, &recv) && (sendbuf == MPI_IN_PLACE ||
-	                                                                  ok(sendcount, sendtype))))
-		return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
-		                   coll_iallgather(sendbuf, sendcount, sendtype, recv, comm,
-		                                   request),
-		                   request, site);
-	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
-	                                               recvcounts, displs, recvtype, comm, request),
-	                              request),
-	                   request, site);
+	return iallgatherv_at(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                      comm, ICALL(request, REPORT_SITE()));
 }
 
 static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
+                         MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLREDUCE, comm, 0,
-	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_IALLREDUCE, count, datatype,
-		                   coll_iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
-		                                   pmpi_g.coll_segment, request),
-		                   request, site);
-	return coll_report(REPORT_IALLREDUCE, count, datatype,
-	                   coll_track(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm,
-	                                              request),
-	                              request),
-	                   request, site);
+	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
+	                      (!c->persistent || pmpi_op_predefined(op)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_iallreduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, comm,
+		                         pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IALLREDUCE, count, datatype, rc, c);
+	}
+	return coll_report(
+	        REPORT_IALLREDUCE, count, datatype,
+	        NATIVE(c, PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, c->request),
+	               Allreduce_init,
+	               (sendbuf, recvbuf, count, datatype, op, comm, c->info, c->request)),
+	        c);
 }
 
 PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                                MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
+	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm,
+	                     ICALL(request, REPORT_SITE()));
 }
 
 static int ialltoall_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request,
-                        const void *site)
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLTOALL, comm, 0,
 	              ok(recvcount, recvtype) &&
-	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype))))
-		return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
-		                   coll_ialltoall(uniform(sendbuf, sendcount, sendtype),
-		                                  uniform(recvbuf, recvcount, recvtype), comm,
-		                                  request),
-		                   request, site);
+	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_ialltoall(uniform(sendbuf, sendcount, GRAPH_TYPE(c, sendtype)),
+		                        uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
+		                        c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IALLTOALL, recvcount, recvtype, rc, c);
+	}
 	return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
-	                   coll_track(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf,
-	                                             recvcount, recvtype, comm, request),
-	                              request),
-	                   request, site);
+	                   NATIVE(c,
+	                          PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                         recvtype, comm, c->request),
+	                          Alltoall_init,
+	                          (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                           c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -200,7 +299,37 @@ PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype s
 {
 	PMPI_APP_SCOPE();
 	return ialltoall_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-	                    request, REPORT_SITE());
+	                    ICALL(request, REPORT_SITE()));
+}
+
+static int ialltoallv_at(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                         const struct call *c)
+{
+	pmpi_ensure();
+	/* In place, the blocks would have to be staged one by one: the MPI's. */
+	struct coll_blocks send = varied(sendbuf, sendcounts, sdispls, sendtype),
+	                   recv = varied(recvbuf, recvcounts, rdispls, recvtype);
+	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE &&
+	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	              blocks_ok(comm, &send) && blocks_ok(comm, &recv))) {
+		GRAPH_BEGIN(c);
+		send.type = GRAPH_TYPE(c, sendtype);
+		recv.type = GRAPH_TYPE(c, recvtype);
+		int rc = coll_ialltoall(send, recv, comm, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
+	                   NATIVE(c,
+	                          PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                          recvcounts, rdispls, recvtype, comm, c->request),
+	                          Alltoallv_init,
+	                          (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                           rdispls, recvtype, comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -209,22 +338,8 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
                                MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	/* In place, the blocks would have to be staged one by one: the MPI's. */
-	struct coll_blocks send = varied(sendbuf, sendcounts, sdispls, sendtype),
-	                   recv = varied(recvbuf, recvcounts, rdispls, recvtype);
-	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE &&
-	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
-	              blocks_ok(comm, &send) && blocks_ok(comm, &recv)))
-		return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
-		                   coll_ialltoall(send, recv, comm, request), request, site);
-	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype,
-	                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-	                                              request),
-	                              request),
-	                   request, site);
+	return ialltoallv_at(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                     recvtype, comm, ICALL(request, REPORT_SITE()));
 }
 
 PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -233,7 +348,7 @@ PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], cons
                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
+	const struct call *c = ICALL(request, REPORT_SITE());
 	pmpi_ensure();
 	/* In place, as Ialltoallv's: the MPI's. */
 	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
@@ -242,71 +357,91 @@ PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], cons
 	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
 	              blocks_ok(comm, &send) && blocks_ok(comm, &recv)))
 		return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
-		                   coll_ialltoall(send, recv, comm, request), request, site);
+		                   coll_ialltoall(send, recv, comm, request), c);
 	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes,
 	                                              recvbuf, recvcounts, rdispls, recvtypes, comm,
 	                                              request),
 	                              request),
-	                   request, site);
+	                   c);
+}
+
+static int ibarrier_at(MPI_Comm comm, const struct call *c)
+{
+	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, true)) {
+		GRAPH_BEGIN(c);
+		int rc = coll_ibarrier(comm, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IBARRIER, 0, MPI_BYTE, rc, c);
+	}
+	return coll_report(REPORT_IBARRIER, 0, MPI_BYTE,
+	                   NATIVE(c, PMPI_Ibarrier(comm, c->request), Barrier_init,
+	                          (comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, true))
-		return coll_report(REPORT_IBARRIER, 0, MPI_BYTE, coll_ibarrier(comm, request),
-		                   request, site);
-	return coll_report(REPORT_IBARRIER, 0, MPI_BYTE,
-	                   coll_track(PMPI_Ibarrier(comm, request), request), request, site);
+	return ibarrier_at(comm, ICALL(request, REPORT_SITE()));
 }
 
 static int ibcast_at(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                     MPI_Request *request, const void *site)
+                     const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IBCAST, comm, root, ok(count, datatype)))
-		return coll_report(REPORT_IBCAST, count, datatype,
-		                   coll_ibcast(buffer, count, datatype, root, comm,
-		                               pmpi_g.coll_segment, request),
-		                   request, site);
+	if (use_graph(PMPI_COLL_IBCAST, comm, root, ok(count, datatype))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_ibcast(buffer, count, GRAPH_TYPE(c, datatype), root, comm,
+		                     pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IBCAST, count, datatype, rc, c);
+	}
 	return coll_report(REPORT_IBCAST, count, datatype,
-	                   coll_track(PMPI_Ibcast(buffer, count, datatype, root, comm, request),
-	                              request),
-	                   request, site);
+	                   NATIVE(c, PMPI_Ibcast(buffer, count, datatype, root, comm, c->request),
+	                          Bcast_init,
+	                          (buffer, count, datatype, root, comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                            MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	return ibcast_at(buffer, count, datatype, root, comm, request, REPORT_SITE());
+	return ibcast_at(buffer, count, datatype, root, comm, ICALL(request, REPORT_SITE()));
 }
 
 static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Request *request, const void *site)
+                      MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IEXSCAN, comm, 0,
-	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_IEXSCAN, count, datatype,
-		                   coll_iexscan(sendbuf, recvbuf, count, datatype, op, comm,
-		                                pmpi_g.coll_segment, request),
-		                   request, site);
-	return coll_report(REPORT_IEXSCAN, count, datatype,
-	                   coll_track(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm,
-	                                           request),
-	                              request),
-	                   request, site);
+	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
+	                      (!c->persistent || pmpi_op_predefined(op)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_iexscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, comm,
+		                      pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IEXSCAN, count, datatype, rc, c);
+	}
+	return coll_report(
+	        REPORT_IEXSCAN, count, datatype,
+	        NATIVE(c, PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, c->request),
+	               Exscan_init,
+	               (sendbuf, recvbuf, count, datatype, op, comm, c->info, c->request)),
+	        c);
 }
 
 PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
+	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm,
+	                  ICALL(request, REPORT_SITE()));
 }
 
 /* Whether this rank's buffers are valid where they are significant: the
@@ -325,24 +460,31 @@ static bool rooted_ok(MPI_Comm comm, int root, bool in_place, const struct coll_
 
 static int igather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                      MPI_Request *request, const void *site)
+                      const struct call *c)
 {
 	pmpi_ensure();
 	struct coll_blocks recv = uniform(recvbuf, recvcount, recvtype);
+	int count = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
+	MPI_Datatype type = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
 	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_IGATHER, comm, root,
-	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype)))
-		return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
-		                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
-		                   coll_igather(sendbuf, sendcount, sendtype, recv, root, comm,
-		                                request),
-		                   request, site);
-	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
-	                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
-	                   coll_track(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                           recvtype, root, comm, request),
-	                              request),
-	                   request, site);
+	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype))) {
+		GRAPH_BEGIN(c);
+		recv.type = GRAPH_TYPE(c, recvtype);
+		int rc = coll_igather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype), recv, root, comm,
+		                      c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IGATHER, count, type, rc, c);
+	}
+	return coll_report(REPORT_IGATHER, count, type,
+	                   NATIVE(c,
+	                          PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                       recvtype, root, comm, c->request),
+	                          Gather_init,
+	                          (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                           comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -351,7 +493,34 @@ PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
 	PMPI_APP_SCOPE();
 	return igather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-	                  request, REPORT_SITE());
+	                  ICALL(request, REPORT_SITE()));
+}
+
+static int igatherv_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, const struct call *c)
+{
+	pmpi_ensure();
+	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_IGATHER, comm, root,
+	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype))) {
+		GRAPH_BEGIN(c);
+		recv.type = GRAPH_TYPE(c, recvtype);
+		int rc = coll_igather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype), recv, root, comm,
+		                      c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
+	                   NATIVE(c,
+	                          PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                        displs, recvtype, root, comm, c->request),
+	                          Gatherv_init,
+	                          (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                           recvtype, root, comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -359,22 +528,8 @@ PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_IGATHER, comm, root,
-	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype)))
-		return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
-		                   coll_igather(sendbuf, sendcount, sendtype, recv, root, comm,
-		                                request),
-		                   request, site);
-	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf,
-	                                            recvcounts, displs, recvtype, root, comm,
-	                                            request),
-	                              request),
-	                   request, site);
+	return igatherv_at(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                   root, comm, ICALL(request, REPORT_SITE()));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -387,7 +542,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_
 	                                                       recvbuf, recvcount, recvtype, comm,
 	                                                       request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -400,7 +555,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI
 	                                                        recvbuf, recvcounts, displs,
 	                                                        recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -412,7 +567,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_D
 	                   coll_track(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
 	                                                      recvcount, recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -425,7 +580,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcount
 	                                                       sendtype, recvbuf, recvcounts,
 	                                                       rdispls, recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
@@ -438,31 +593,38 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcount
 	                                                       sendtypes, recvbuf, recvcounts,
 	                                                       rdispls, recvtypes, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, const void *site)
+                      MPI_Op op, int root, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IREDUCE, comm, root, ok(count, datatype) && op != MPI_OP_NULL))
-		return coll_report(REPORT_IREDUCE, count, datatype,
-		                   coll_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm,
-		                                pmpi_g.coll_segment, request),
-		                   request, site);
-	return coll_report(REPORT_IREDUCE, count, datatype,
-	                   coll_track(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root,
-	                                           comm, request),
-	                              request),
-	                   request, site);
+	if (use_graph(PMPI_COLL_IREDUCE, comm, root,
+	              ok(count, datatype) && op != MPI_OP_NULL &&
+	                      (!c->persistent || pmpi_op_predefined(op)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_ireduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, root,
+		                      comm, pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IREDUCE, count, datatype, rc, c);
+	}
+	return coll_report(
+	        REPORT_IREDUCE, count, datatype,
+	        NATIVE(c,
+	               PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, c->request),
+	               Reduce_init,
+	               (sendbuf, recvbuf, count, datatype, op, root, comm, c->info, c->request)),
+	        c);
 }
 
 PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm, request,
-	                  REPORT_SITE());
+	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm,
+	                  ICALL(request, REPORT_SITE()));
 }
 
 /*
@@ -486,45 +648,66 @@ static bool scatter_total_ok(MPI_Comm comm, const int *counts, int count)
 	return true;
 }
 
+static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const struct call *c)
+{
+	pmpi_ensure();
+	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
+	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
+	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0) &&
+	                      (!c->persistent || pmpi_op_predefined(op)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, GRAPH_TYPE(c, datatype),
+		                              op, comm, pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+	                   NATIVE(c,
+	                          PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+	                                               comm, c->request),
+	                          Reduce_scatter_init,
+	                          (sendbuf, recvbuf, recvcounts, datatype, op, comm, c->info,
+	                           c->request)),
+	                   c);
+}
+
 PMPI_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                     MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
-	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
-	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0)))
-		return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
-		                   coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
-		                                        comm, pmpi_g.coll_segment, request),
-		                   request, site);
-	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype,
-	                                                   op, comm, request),
-	                              request),
-	                   request, site);
+	return ireduce_scatter_at(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+	                          ICALL(request, REPORT_SITE()));
 }
 
 static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recvcount,
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                    MPI_Request *request, const void *site)
+                                    const struct call *c)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
 	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      scatter_total_ok(comm, NULL, recvcount)))
-		return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
-		                   coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype,
-		                                              op, comm, pmpi_g.coll_segment,
-		                                              request),
-		                   request, site);
+	                      scatter_total_ok(comm, NULL, recvcount) &&
+	                      (!c->persistent || pmpi_op_predefined(op)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
+		                                    GRAPH_TYPE(c, datatype), op, comm,
+		                                    pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype, rc,
+			                   c);
+	}
 	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
-	                   coll_track(PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount,
-	                                                         datatype, op, comm, request),
-	                              request),
-	                   request, site);
+	                   NATIVE(c,
+	                          PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype,
+	                                                     op, comm, c->request),
+	                          Reduce_scatter_block_init,
+	                          (sendbuf, recvbuf, recvcount, datatype, op, comm, c->info,
+	                           c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -532,54 +715,66 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, in
                                           MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	return ireduce_scatter_block_at(sendbuf, recvbuf, recvcount, datatype, op, comm, request,
-	                                REPORT_SITE());
+	return ireduce_scatter_block_at(sendbuf, recvbuf, recvcount, datatype, op, comm,
+	                                ICALL(request, REPORT_SITE()));
 }
 
 static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, MPI_Request *request, const void *site)
+                    MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_ISCAN, comm, 0,
-	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf))
-		return coll_report(REPORT_ISCAN, count, datatype,
-		                   coll_iscan(sendbuf, recvbuf, count, datatype, op, comm,
-		                              pmpi_g.coll_segment, request),
-		                   request, site);
-	return coll_report(REPORT_ISCAN, count, datatype,
-	                   coll_track(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm,
-	                                         request),
-	                              request),
-	                   request, site);
+	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
+	                      (!c->persistent || pmpi_op_predefined(op)))) {
+		GRAPH_BEGIN(c);
+		int rc = coll_iscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, comm,
+		                    pmpi_g.coll_segment, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_ISCAN, count, datatype, rc, c);
+	}
+	return coll_report(
+	        REPORT_ISCAN, count, datatype,
+	        NATIVE(c, PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, c->request),
+	               Scan_init,
+	               (sendbuf, recvbuf, count, datatype, op, comm, c->info, c->request)),
+	        c);
 }
 
 PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, request, REPORT_SITE());
+	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, ICALL(request, REPORT_SITE()));
 }
 
 static int iscatter_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                       MPI_Request *request, const void *site)
+                       const struct call *c)
 {
 	pmpi_ensure();
 	struct coll_blocks send = uniform(sendbuf, sendcount, sendtype);
+	int count = recvbuf == MPI_IN_PLACE ? sendcount : recvcount;
+	MPI_Datatype type = recvbuf == MPI_IN_PLACE ? sendtype : recvtype;
 	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_ISCATTER, comm, root,
-	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype)))
-		return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
-		                   recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
-		                   coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm,
-		                                 request),
-		                   request, site);
-	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
-	                   recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
-	                   coll_track(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf,
-	                                            recvcount, recvtype, root, comm, request),
-	                              request),
-	                   request, site);
+	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype))) {
+		GRAPH_BEGIN(c);
+		send.type = GRAPH_TYPE(c, sendtype);
+		int rc = coll_iscatter(send, recvbuf, recvcount, GRAPH_TYPE(c, recvtype), root,
+		                       comm, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_ISCATTER, count, type, rc, c);
+	}
+	return coll_report(REPORT_ISCATTER, count, type,
+	                   NATIVE(c,
+	                          PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                        recvtype, root, comm, c->request),
+	                          Scatter_init,
+	                          (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                           comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -588,7 +783,34 @@ PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype se
 {
 	PMPI_APP_SCOPE();
 	return iscatter_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-	                   request, REPORT_SITE());
+	                   ICALL(request, REPORT_SITE()));
+}
+
+static int iscatterv_at(const void *sendbuf, const int sendcounts[], const int displs[],
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, const struct call *c)
+{
+	pmpi_ensure();
+	struct coll_blocks send = varied(sendbuf, sendcounts, displs, sendtype);
+	if (comm != MPI_COMM_NULL &&
+	    use_graph(PMPI_COLL_ISCATTER, comm, root,
+	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype))) {
+		GRAPH_BEGIN(c);
+		send.type = GRAPH_TYPE(c, sendtype);
+		int rc = coll_iscatter(send, recvbuf, recvcount, GRAPH_TYPE(c, recvtype), root,
+		                       comm, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
+	                   NATIVE(c,
+	                          PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+	                                         recvcount, recvtype, root, comm, c->request),
+	                          Scatterv_init,
+	                          (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                           recvtype, root, comm, c->info, c->request)),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -596,22 +818,165 @@ PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const
                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	struct coll_blocks send = varied(sendbuf, sendcounts, displs, sendtype);
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_ISCATTER, comm, root,
-	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype)))
-		return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
-		                   coll_iscatter(send, recvbuf, recvcount, recvtype, root, comm,
-		                                 request),
-		                   request, site);
-	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-	                                             recvcount, recvtype, root, comm, request),
-	                              request),
-	                   request, site);
+	return iscatterv_at(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                    root, comm, ICALL(request, REPORT_SITE()));
 }
+
+#if PIANO_PCOLL
+/*
+ * Persistent collectives. Built as graphs the way their non-blocking forms
+ * are (PIANO_COLL names the non-blocking form: graph:ibcast also runs
+ * MPI_Bcast_init), with a user-defined reduction operation on the MPI's
+ * own (the application may free its MPI_Op while the request lives, and
+ * MPI offers no way to hold one); MPI_Alltoallw_init and the
+ * neighbourhood forms always on the MPI's.
+ */
+PMPI_EXPORT int PCOLL_NAME(Allgather_init)(const void *sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iallgather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Allgatherv_init)(const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf,
+                                            const int recvcounts[], const int displs[],
+                                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                            MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iallgatherv_at(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                      comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Allreduce_init)(const void *sendbuf, void *recvbuf, int count,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                           MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ialltoall_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                    PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Alltoallv_init)(const void *sendbuf, const int sendcounts[],
+                                           const int sdispls[], MPI_Datatype sendtype,
+                                           void *recvbuf, const int recvcounts[],
+                                           const int rdispls[], MPI_Datatype recvtype,
+                                           MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ialltoallv_at(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                     recvtype, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ibarrier_at(comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int root,
+                                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ibcast_at(buffer, count, datatype, root, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Exscan_init)(const void *sendbuf, void *recvbuf, int count,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                        MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        int root, MPI_Comm comm, MPI_Info info,
+                                        MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return igather_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                  PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                         MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return igatherv_at(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                   root, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Reduce_init)(const void *sendbuf, void *recvbuf, int count,
+                                        MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                        MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Reduce_scatter_init)(const void *sendbuf, void *recvbuf,
+                                                const int recvcounts[], MPI_Datatype datatype,
+                                                MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                                MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ireduce_scatter_at(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+	                          PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf,
+                                                      int recvcount, MPI_Datatype datatype,
+                                                      MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                                      MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ireduce_scatter_block_at(sendbuf, recvbuf, recvcount, datatype, op, comm,
+	                                PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Scan_init)(const void *sendbuf, void *recvbuf, int count,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                      MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                         int root, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iscatter_at(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                   PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Scatterv_init)(const void *sendbuf, const int sendcounts[],
+                                          const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                                          int recvcount, MPI_Datatype recvtype, int root,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iscatterv_at(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                    root, comm, PCALL(request, info));
+}
+#endif
 
 #if MPI_VERSION >= 4
 /*
@@ -645,14 +1010,14 @@ PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_D
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                     recvtype, comm, request, site);
+		                     recvtype, comm, ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgather_c");
 	return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
 	                   coll_track(PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf,
 	                                                recvcount, recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -669,7 +1034,7 @@ PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_
 	                                                 recvcounts, displs, recvtype, comm,
 	                                                 request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -679,15 +1044,15 @@ PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request,
-		                     site);
+		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
+		                     ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLREDUCE, "MPI_Iallreduce_c");
 	return coll_report(REPORT_IALLREDUCE, count, datatype,
 	                   coll_track(PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm,
 	                                                request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -698,14 +1063,14 @@ PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                    recvtype, comm, request, site);
+		                    recvtype, comm, ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoall_c");
 	return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
 	                   coll_track(PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf,
 	                                               recvcount, recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -722,7 +1087,7 @@ PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts
 	                                                recvbuf, recvcounts, rdispls, recvtype,
 	                                                comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -740,7 +1105,7 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 	                                                recvbuf, recvcounts, rdispls, recvtypes,
 	                                                comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -749,13 +1114,13 @@ PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return ibcast_at(buffer, (int)count, datatype, root, comm, request, site);
+		return ibcast_at(buffer, (int)count, datatype, root, comm, ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IBCAST, "MPI_Ibcast_c");
 	return coll_report(REPORT_IBCAST, count, datatype,
 	                   coll_track(PMPI_Ibcast_c(buffer, count, datatype, root, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -764,14 +1129,15 @@ PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
+		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
+		                  ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IEXSCAN, "MPI_Iexscan_c");
 	return coll_report(REPORT_IEXSCAN, count, datatype,
 	                   coll_track(PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm,
 	                                             request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -782,7 +1148,7 @@ PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                  recvtype, root, comm, request, site);
+		                  recvtype, root, comm, ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igather_c");
 	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
@@ -790,7 +1156,7 @@ PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	                   coll_track(PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf,
 	                                             recvcount, recvtype, root, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -806,7 +1172,7 @@ PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	                                              recvcounts, displs, recvtype, root, comm,
 	                                              request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
@@ -822,7 +1188,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcou
 	                                                         recvbuf, recvcount, recvtype, comm,
 	                                                         request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
@@ -839,7 +1205,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendco
 	                                                          recvbuf, recvcounts, displs,
 	                                                          recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
@@ -854,7 +1220,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcoun
 	                                                        recvbuf, recvcount, recvtype, comm,
 	                                                        request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -871,7 +1237,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count s
 	                                                         sendtype, recvbuf, recvcounts,
 	                                                         rdispls, recvtype, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -888,7 +1254,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
 	                                                         sendtypes, recvbuf, recvcounts,
 	                                                         rdispls, recvtypes, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -898,15 +1264,15 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request,
-		                  site);
+		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm,
+		                  ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IREDUCE, "MPI_Ireduce_c");
 	return coll_report(REPORT_IREDUCE, count, datatype,
 	                   coll_track(PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root,
 	                                             comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
@@ -921,7 +1287,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 	                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype,
 	                                                     op, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -932,14 +1298,14 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, 
 	const void *site = REPORT_SITE();
 	if (fits(recvcount))
 		return ireduce_scatter_block_at(sendbuf, recvbuf, (int)recvcount, datatype, op,
-		                                comm, request, site);
+		                                comm, ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block_c");
 	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
 	                   coll_track(PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount,
 	                                                           datatype, op, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -948,14 +1314,15 @@ PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	if (fits(count))
-		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm, request, site);
+		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
+		                ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_ISCAN, "MPI_Iscan_c");
 	return coll_report(REPORT_ISCAN, count, datatype,
 	                   coll_track(PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm,
 	                                           request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -966,7 +1333,7 @@ PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	const void *site = REPORT_SITE();
 	if (fits(sendcount) && fits(recvcount))
 		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                   recvtype, root, comm, request, site);
+		                   recvtype, root, comm, ICALL(request, site));
 	pmpi_ensure();
 	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatter_c");
 	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
@@ -974,7 +1341,7 @@ PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	                   coll_track(PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf,
 	                                              recvcount, recvtype, root, comm, request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -991,6 +1358,6 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 	                                               recvbuf, recvcount, recvtype, root, comm,
 	                                               request),
 	                              request),
-	                   request, site);
+	                   ICALL(request, site));
 }
 #endif

@@ -598,6 +598,12 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 	pmpi_g.serial = serial && real >= SERIAL_LEVEL;
 	setup_placed(real);
 	pthread_mutex_unlock(&setup_lock);
+	/* MPI_COMM_WORLD's shadow where it must be made at once
+	 * (coll_shadow.h): here every rank is in the same call. */
+	if (pmpi_g.coll_graph && pmpi_g.threaded && (rc = coll_shadow_make(MPI_COMM_WORLD)))
+		pmpi_warn("cannot duplicate MPI_COMM_WORLD for graph collectives (MPI error %d): "
+		          "its collectives stay the MPI's",
+		          rc);
 	return MPI_SUCCESS;
 }
 
@@ -678,6 +684,7 @@ static void print_stats(void)
 	fprintf(stderr,
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
 	        "delegated waits %llu, graph collectives %llu, reused %llu, window edges %llu, "
+	        "persistent graphs %llu, "
 	        "still pending %ld, "
 	        "eager limit %ld "
 	        "B "
@@ -690,7 +697,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.delegated_waits),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_colls),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_reused),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_window_edges), track_pending(),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_window_edges),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_persistent), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
 	        : pmpi_g.serial  ? "on (serialized mode)"

@@ -13,6 +13,7 @@
  * for nothing (docs/mpi.md, "Tracking"; test mpi.<mpi>.ssend).
  */
 #include "base.h"
+#include "coll_persist.h"
 #include "init.h"
 #include "offload.h"
 #include "progress.h"
@@ -116,11 +117,37 @@ PMPI_EXPORT int MPI_Start(MPI_Request *req)
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
-	int rc = PMPI_Start(req);
+	int rc;
+	if (req && coll_persist_start(req, &rc)) {
+		report_start(rc, req, 1);
+		return rc;
+	}
+	rc = PMPI_Start(req);
 	report_start(rc, req, 1);
 	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_start(*req))
 		progress_kick();
 	return rc;
+}
+
+/* MPI_Startall with a persistent graph collective among the requests: each
+ * started in turn, as MPI_Startall is defined (MPI-4.0 §3.9). */
+static int startall_each(int n, MPI_Request reqs[])
+{
+	bool kick = false;
+	for (int i = 0; i < n; i++) {
+		int rc;
+		if (!coll_persist_start(&reqs[i], &rc)) {
+			rc = PMPI_Start(&reqs[i]);
+			if (rc == MPI_SUCCESS && pmpi_g.threaded)
+				kick |= track_start(reqs[i]);
+		}
+		report_start(rc, &reqs[i], 1);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	if (kick)
+		progress_kick();
+	return MPI_SUCCESS;
 }
 
 PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
@@ -128,6 +155,8 @@ PMPI_EXPORT int MPI_Startall(int n, MPI_Request reqs[])
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	offload_flush();
+	if (n > 0 && reqs && coll_persist_among(reqs, n))
+		return startall_each(n, reqs);
 	int rc = PMPI_Startall(n, reqs);
 	report_start(rc, reqs, n);
 	if (rc != MPI_SUCCESS || !pmpi_g.threaded)

@@ -40,6 +40,7 @@ static const char *const kind_names[REPORT_KIND_COUNT] = {
 	[REPORT_IALLTOALLV] = "ialltoallv",
 	[REPORT_IALLTOALLW] = "ialltoallw",
 	[REPORT_INEIGHBOR] = "ineighbor",
+	[REPORT_PCOLL] = "coll_init",
 	[REPORT_FILE_IREAD_AT] = "file_iread_at",
 	[REPORT_FILE_IWRITE_AT] = "file_iwrite_at",
 	[REPORT_FILE_IREAD] = "file_iread",

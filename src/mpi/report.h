@@ -51,6 +51,7 @@ enum report_kind {
 	REPORT_IALLTOALLV,
 	REPORT_IALLTOALLW,
 	REPORT_INEIGHBOR, /* every MPI_Ineighbor_* */
+	REPORT_PCOLL,     /* every persistent collective: counted at each start */
 	/* Non-blocking file transfers (REPORT_FILE_FIRST..REPORT_FILE_LAST);
 	 * the row's `eager` bit says who transfers: piano's file helper (1) or
 	 * the MPI's own call (0). */

@@ -7,6 +7,7 @@
  */
 #include "base.h"
 #include "coll_op.h"
+#include "coll_persist.h"
 #include "fileio.h"
 #include "graph_list.h"
 #include "init.h"
@@ -75,7 +76,7 @@ static const MPI_Status *by_index(MPI_Status *statuses)
  */
 static bool drives_graphs(const MPI_Request *reqs, int n)
 {
-	return n > 0 && coll_op_among(reqs, n);
+	return n > 0 && (coll_op_among(reqs, n) || coll_persist_among(reqs, n));
 }
 
 /* A wait that steps the graphs back to back is a native waiter: the
@@ -126,14 +127,25 @@ static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 	save(&s, reqs, n);
 	int rc;
 	if (drives_graphs(reqs, n)) {
+		/* Asked one by one, completed by the MPI's MPI_Waitall once all
+		 * are done: PMPI_Testall aborts on MPICH 4.0.2 when the array
+		 * holds the MPI's own persistent collectives (waiters.c). A
+		 * request found complete stays so: each round asks from the first
+		 * one not seen complete (usually one progress call). */
 		graph_wait_begin();
-		for (int flag = 0; !flag;) {
+		for (int i = 0; i < n;) {
 			graphs_progress();
-			rc = PMPI_Testall(n, reqs, &flag, statuses);
-			if (rc != MPI_SUCCESS)
-				break;
+			int flag = 1, grc = MPI_SUCCESS;
+			while (i < n &&
+			       (grc = PMPI_Request_get_status(reqs[i], &flag, MPI_STATUS_IGNORE)) ==
+			               MPI_SUCCESS &&
+			       flag)
+				i++;
+			if (grc != MPI_SUCCESS)
+				break; /* the MPI's MPI_Waitall below reports it */
 		}
 		graph_wait_end();
+		rc = PMPI_Waitall(n, reqs, statuses);
 		settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 		return rc;
 	}
@@ -370,6 +382,8 @@ PMPI_EXPORT int MPI_Request_free(MPI_Request *req)
 	if (req)
 		report_free(*req);
 	if (req && offload_free(req, &rc))
+		return rc;
+	if (coll_persist_free(req, &rc))
 		return rc;
 	if (req && *req != MPI_REQUEST_NULL &&
 	    atomic_load_explicit(&pmpi_g.tracked, memory_order_relaxed))

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Persistent collectives as graphs (coll_persist.c): MPI-4's
+ * MPI_<coll>_init (Open MPI's MPIX_<coll>_init) built once, started by
+ * every MPI_Start, freed by MPI_Request_free.
+ *
+ * The application's handle is a persistent receive of an empty message on
+ * a private duplicate of MPI_COMM_SELF, under a tag no other persistent
+ * collective of the process holds: MPI_Start starts the receive and the
+ * graph, the graph's end sends the empty message, and the MPI completes the
+ * handle like any persistent request, in every completion call, alone or
+ * in arrays, inactive afterwards until the next start. A generalized
+ * request cannot be started again; this costs one empty message to self
+ * per run.
+ *
+ * A collective's messages keep the tag range coll_shadow_ptag() gave it at
+ * initialization for every run. Two runs cannot mix: a rank starts the next
+ * run only once its previous one completed, and MPI's non-overtaking rule
+ * matches each message to the receive of its own run.
+ *
+ * Building one: the MPI layer brackets the builder call (coll_algo.h) with
+ *
+ *   struct coll_persist p;
+ *   coll_persist_begin(&p);
+ *   type = coll_persist_type(&p, type);      (each datatype argument)
+ *   rc = coll_ibcast(..., request);          (builds, does not start)
+ *   rc = coll_persist_end(&p, rc, request);  (the handle)
+ *
+ * and then rc is an MPI error code, or COLL_ENOTAGS: every range kept for
+ * persistent collectives on that communicator is taken, and the MPI's own
+ * MPI_<coll>_init must run the collective (every rank gets the same answer).
+ */
+#ifndef PIANO_COLL_PERSIST_H
+#define PIANO_COLL_PERSIST_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "coll_op.h"
+
+/* Persistent mode for the builders this thread calls until
+ * coll_persist_end(). */
+void coll_persist_begin(struct coll_persist *p);
+/* The datatype the graph is to use for t: t itself when predefined, else a
+ * duplicate the operation owns (t, and p->err set, when that fails). */
+MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t);
+/* Ends persistent mode: the handle of the operation the builder committed
+ * in *request; returns rc (the builder's), or the error that kept the
+ * handle from being made. */
+int coll_persist_end(struct coll_persist *p, int rc, MPI_Request *request);
+
+/* MPI_Start: whether *req is a persistent graph collective's handle; if so
+ * starts it and sets *rc. */
+bool coll_persist_start(MPI_Request *req, int *rc);
+/* Whether one of reqs is such a handle: MPI_Startall then starts them one
+ * by one (coll_persist_start() or the MPI's MPI_Start), a completion call
+ * drives the graphs (as for coll_op_among()). */
+bool coll_persist_among(const MPI_Request *reqs, int n);
+/* MPI_Request_free: whether *req is such a handle; if so frees it (the
+ * operation once its run, if any, ended) and sets *rc. */
+bool coll_persist_free(MPI_Request *req, int *rc);
+
+#endif
