@@ -28,6 +28,10 @@
  * every rank); then the pure, compute-only and overlapped loops alternate,
  * repetition by repetition, so that a change in the machine's load
  * affects them alike. Times in microseconds.
+ *
+ * --persistent: the same collectives as MPI-4 persistent ones
+ * (MPI_Bcast_init ..., Open MPI's MPIX_ forms), initialized once per point
+ * and started by MPI_Start each time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,6 +42,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#if MPI_VERSION >= 4
+#define PINIT(name) MPI_##name##_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define PINIT(name) MPIX_##name##_init
+#endif
 
 #define MAX_POINTS 32
 
@@ -57,7 +70,9 @@ static const char *usage_text =
         "                   e.g. 10 to exceed the period of piano's timer thread)\n"
         "  --compute-per-byte NS  compute NS ns per byte of the size instead, e.g.\n"
         "                   8 on a 1 Gbit/s link (the wire time of the size), so\n"
-        "                   that a stalled probe does not size the computation\n";
+        "                   that a stalled probe does not size the computation\n"
+        "  --persistent     the persistent collectives instead (MPI_Bcast_init ...,\n"
+        "                   started by MPI_Start)\n";
 
 enum { C_IBCAST, C_IALLREDUCE, C_IALLTOALL, C_IBARRIER, NCOLLS };
 static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ialltoall", "ibarrier" };
@@ -72,6 +87,7 @@ struct opts {
 	double factor;
 	double per_byte_ns;         /* > 0: compute per_byte_ns x size instead */
 	int have_reps, have_target; /* given: --quick does not change them */
+	int persistent;
 };
 
 /* One option of this program (see bm_arg_fn). */
@@ -80,6 +96,10 @@ static enum bm_arg nbc_arg(void *prog, const char *a, const char *v)
 	struct opts *o = prog;
 	int bad;
 	char *end;
+	if (!strcmp(a, "--persistent")) {
+		o->persistent = 1;
+		return BM_ARG_FLAG;
+	}
 	if (!v)
 		return BM_ARG_UNKNOWN;
 	if (!strcmp(a, "--colls")) {
@@ -142,26 +162,49 @@ struct point {
 	long size;
 	void *sbuf, *rbuf;
 	struct bm_triad *triad;
+	MPI_Request persistent; /* the initialized request, or MPI_REQUEST_NULL */
 };
 
-static void start(struct point *p, MPI_Request *req)
+/* The collective's MPI call: non-blocking, or (init) its persistent form's
+ * initialization. */
+static void post(struct point *p, MPI_Request *req, int init)
 {
+#ifndef PINIT
+	if (init) {
+		fprintf(stderr, "bench_nbc: this MPI has no persistent collectives\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+#define PCALL(call, name, ...) call(__VA_ARGS__)
+#else
+#define PCALL(call, name, ...) \
+	(init ? PINIT(name)(__VA_ARGS__, MPI_INFO_NULL, req) : call(__VA_ARGS__, req))
+#endif
 	switch (p->coll) {
 	case C_IBCAST:
-		MPI_Ibcast(p->sbuf, (int)p->size, MPI_CHAR, 0, MPI_COMM_WORLD, req);
+		PCALL(MPI_Ibcast, Bcast, p->sbuf, (int)p->size, MPI_CHAR, 0, MPI_COMM_WORLD);
 		break;
 	case C_IALLREDUCE:
-		MPI_Iallreduce(p->sbuf, p->rbuf, (int)(p->size / 4), MPI_FLOAT, MPI_SUM,
-		               MPI_COMM_WORLD, req);
+		PCALL(MPI_Iallreduce, Allreduce, p->sbuf, p->rbuf, (int)(p->size / 4), MPI_FLOAT,
+		      MPI_SUM, MPI_COMM_WORLD);
 		break;
 	case C_IALLTOALL:
-		MPI_Ialltoall(p->sbuf, (int)p->size, MPI_CHAR, p->rbuf, (int)p->size, MPI_CHAR,
-		              MPI_COMM_WORLD, req);
+		PCALL(MPI_Ialltoall, Alltoall, p->sbuf, (int)p->size, MPI_CHAR, p->rbuf,
+		      (int)p->size, MPI_CHAR, MPI_COMM_WORLD);
 		break;
-	default:
-		MPI_Ibarrier(MPI_COMM_WORLD, req);
-		break;
+	default: PCALL(MPI_Ibarrier, Barrier, MPI_COMM_WORLD); break;
 	}
+#undef PCALL
+}
+
+/* Starts the collective; returns the request to wait for. */
+static MPI_Request *start(struct point *p, MPI_Request *req)
+{
+	if (p->persistent == MPI_REQUEST_NULL) {
+		post(p, req, 0);
+		return req;
+	}
+	MPI_Start(&p->persistent);
+	return &p->persistent;
 }
 
 /* One loop of iters operations. mode 0: pure collective; 1: compute only;
@@ -173,13 +216,13 @@ static void loop(struct point *p, int mode, int iters, uint64_t work, double *t,
 	double c0 = bm_cpu_us();
 	double t0 = bm_now_us();
 	for (int i = 0; i < iters; i++) {
-		MPI_Request req;
+		MPI_Request req, *w = NULL;
 		if (mode != 1)
-			start(p, &req);
+			w = start(p, &req);
 		if (mode != 0)
 			bm_triad_run(p->triad, work);
-		if (mode != 1)
-			MPI_Wait(&req, MPI_STATUS_IGNORE);
+		if (w)
+			MPI_Wait(w, MPI_STATUS_IGNORE);
 	}
 	double t1 = bm_now_us();
 	double c1 = bm_cpu_us();
@@ -298,6 +341,9 @@ int main(int argc, char **argv)
 
 	bm_header(&ctx, "piano non-blocking collectives benchmark: overlap and "
 	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ialltoall/osu_ibarrier, uKACC)");
+	if (o.persistent)
+		bm_hline(&ctx,
+		         "persistent collectives: initialized once per point, MPI_Start each time");
 	bm_hline(&ctx, "Overall = collective start + compute + MPI_Wait; compute = triad "
 	        "element updates calibrated to ~%g x t_pure", o.factor);
 	if (o.per_byte_ns > 0)
@@ -335,10 +381,16 @@ int main(int argc, char **argv)
 			continue;
 		int npts = c == C_IBARRIER ? 1 : o.nsizes;
 		for (int k = 0; k < npts; k++) {
-			struct point p = { .coll = c, .size = c == C_IBARRIER ? 0 : o.sizes[k],
-			                   .sbuf = sbuf, .rbuf = rbuf, .triad = &triad };
+			struct point p = { .coll = c,
+				           .size = c == C_IBARRIER ? 0 : o.sizes[k],
+				           .sbuf = sbuf,
+				           .rbuf = rbuf,
+				           .triad = &triad,
+				           .persistent = MPI_REQUEST_NULL };
 			if (c == C_IALLREDUCE)
 				p.size = p.size < 4 ? 4 : p.size / 4 * 4;
+			if (o.persistent)
+				post(&p, &p.persistent, 1);
 			double t, cpu;
 
 			/* Warm-up; a probe of pure collectives sizes the
@@ -390,6 +442,8 @@ int main(int argc, char **argv)
 			bm_table_row(&tab, coll_names[c], p.size, iters, t_pure, t_comp, t_ovl,
 			             ovl_st.p25, ovl_st.p75, ovl, cpu_pure, cpu_comp, cpu_ovl,
 			             cpu_ovl - cpu_comp);
+			if (p.persistent != MPI_REQUEST_NULL)
+				MPI_Request_free(&p.persistent);
 		}
 	}
 
