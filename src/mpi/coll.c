@@ -1360,4 +1360,216 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 	                              request),
 	                   ICALL(request, site));
 }
+
+/*
+ * The large-count persistent collectives, as their non-blocking forms
+ * above: a call whose counts fit an int takes the int form's path (a rank
+ * may call one form while another calls the other); otherwise, and for the
+ * forms with arrays of counts, the MPI's own.
+ */
+#define PCOLL_C_NATIVE(bit, kind, count, type, name, call)                         \
+	do {                                                                       \
+		pmpi_ensure();                                                     \
+		large_on_mpi(bit, name);                                           \
+		return coll_report(kind, count, type, call, PCALL(request, info)); \
+	} while (0)
+
+PMPI_EXPORT int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(sendcount) && fits(recvcount))
+		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                     recvtype, comm, PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IALLGATHER, REPORT_IALLGATHER, recvcount, recvtype,
+	               "MPI_Allgather_init_c",
+	               PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                     recvtype, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                      MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	PCOLL_C_NATIVE(PMPI_COLL_IALLGATHER, REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
+	               "MPI_Allgatherv_init_c",
+	               PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                      displs, recvtype, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(count))
+		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
+		                     PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IALLREDUCE, REPORT_IALLREDUCE, count, datatype,
+	               "MPI_Allreduce_init_c",
+	               PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
+	                                     request));
+}
+
+PMPI_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(sendcount) && fits(recvcount))
+		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                    recvtype, comm, PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IALLTOALL, REPORT_IALLTOALL, recvcount, recvtype,
+	               "MPI_Alltoall_init_c",
+	               PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                    recvtype, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	PCOLL_C_NATIVE(PMPI_COLL_IALLTOALL, REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
+	               "MPI_Alltoallv_init_c",
+	               PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                     recvcounts, rdispls, recvtype, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(count))
+		return ibcast_at(buffer, (int)count, datatype, root, comm, PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IBCAST, REPORT_IBCAST, count, datatype, "MPI_Bcast_init_c",
+	               PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(count))
+		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
+		                  PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IEXSCAN, REPORT_IEXSCAN, count, datatype, "MPI_Exscan_init_c",
+	               PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
+	                                  request));
+}
+
+PMPI_EXPORT int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(sendcount) && fits(recvcount))
+		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                  recvtype, root, comm, PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IGATHER, REPORT_IGATHER,
+	               sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
+	               sendbuf == MPI_IN_PLACE ? recvtype : sendtype, "MPI_Gather_init_c",
+	               PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                  recvtype, root, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	PCOLL_C_NATIVE(PMPI_COLL_IGATHER, REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
+	               "MPI_Gatherv_init_c",
+	               PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                   displs, recvtype, root, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(count))
+		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm,
+		                  PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IREDUCE, REPORT_IREDUCE, count, datatype, "MPI_Reduce_init_c",
+	               PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info,
+	                                  request));
+}
+
+PMPI_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                          const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                          MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	PCOLL_C_NATIVE(PMPI_COLL_IREDUCE_SCATTER, REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+	               "MPI_Reduce_scatter_init_c",
+	               PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+	                                          info, request));
+}
+
+PMPI_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                                MPI_Count recvcount, MPI_Datatype datatype,
+                                                MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                                MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(recvcount))
+		return ireduce_scatter_block_at(sendbuf, recvbuf, (int)recvcount, datatype, op,
+		                                comm, PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_IREDUCE_SCATTER_BLOCK, REPORT_IREDUCE_SCATTER_BLOCK, recvcount,
+	               datatype, "MPI_Reduce_scatter_block_init_c",
+	               PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op,
+	                                                comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(count))
+		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
+		                PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_ISCAN, REPORT_ISCAN, count, datatype, "MPI_Scan_init_c",
+	               PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
+	                                request));
+}
+
+PMPI_EXPORT int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	if (fits(sendcount) && fits(recvcount))
+		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+		                   recvtype, root, comm, PCALL(request, info));
+	PCOLL_C_NATIVE(PMPI_COLL_ISCATTER, REPORT_ISCATTER,
+	               recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
+	               recvbuf == MPI_IN_PLACE ? sendtype : recvtype, "MPI_Scatter_init_c",
+	               PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                   recvtype, root, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	PCOLL_C_NATIVE(PMPI_COLL_ISCATTER, REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
+	               "MPI_Scatterv_init_c",
+	               PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
+	                                    recvcount, recvtype, root, comm, info, request));
+}
 #endif

@@ -9,7 +9,9 @@
  * type (with the argument `free-type` freed by the application right after
  * the init: piano's graph holds its own duplicate, Open MPI 4.1.4's own
  * persistent broadcast then crashes); an allreduce with a non-commutative
- * user-defined operation (left to the MPI by piano). Under PIANO_COLL=graph
+ * user-defined operation (left to the MPI by piano); on MPI-4 a broadcast
+ * and an allreduce whose rank 0 calls the large-count inits (MPI_Bcast_init_c)
+ * and the others the int ones. Under PIANO_COLL=graph
  * the ctest entry also asks PIANO_STATS to show the graphs made. Skipped
  * (77) on an MPI without persistent collectives.
  */
@@ -33,7 +35,12 @@ enum {
 	N = 1500, /* ints per block: several pipeline segments at 4 KiB */
 	RUNS = 6,
 	NCOLL = 17,
-	NREQ = NCOLL + 2, /* and a persistent send and receive */
+	NP2P = NCOLL + 2, /* and a persistent send and receive */
+#if MPI_VERSION >= 4
+	NREQ = NP2P + 2, /* and a broadcast and an allreduce whose rank 0 calls the _c forms */
+#else
+	NREQ = NP2P,
+#endif
 };
 
 static int rank, size;
@@ -125,6 +132,20 @@ int main(int argc, char **argv)
 	int ring_out[4], ring_in[4];
 	CHECK_MPI(MPI_Send_init(ring_out, 4, MPI_INT, (rank + 1) % size, 5, comm, &r[17]));
 	CHECK_MPI(MPI_Recv_init(ring_in, 4, MPI_INT, (rank + size - 1) % size, 5, comm, &r[18]));
+#if MPI_VERSION >= 4
+	/* A rank may call the large-count form while the others call the int
+	 * form: both must take the same path. */
+	static int cbuf[N], cin[N], cout[N];
+	if (rank == 0) {
+		CHECK_MPI(MPI_Bcast_init_c(cbuf, N, MPI_INT, root, comm, info, &r[NP2P]));
+		CHECK_MPI(MPI_Allreduce_init_c(cin, cout, N, MPI_INT, MPI_SUM, comm, info,
+		                               &r[NP2P + 1]));
+	} else {
+		CHECK_MPI(MPI_Bcast_init(cbuf, N, MPI_INT, root, comm, info, &r[NP2P]));
+		CHECK_MPI(MPI_Allreduce_init(cin, cout, N, MPI_INT, MPI_SUM, comm, info,
+		                             &r[NP2P + 1]));
+	}
+#endif
 
 	for (int run = 0; run < RUNS; run++) {
 		/* New inputs, receive buffers poisoned. */
@@ -141,6 +162,12 @@ int main(int argc, char **argv)
 				b[15].recv[i] = value(0, i, run);
 		for (int i = 0; i < 4; i++)
 			ring_out[i] = value(rank, i, run);
+#if MPI_VERSION >= 4
+		for (int i = 0; i < N; i++) {
+			cbuf[i] = rank == root ? value(root, i, run) : -7;
+			cin[i] = value(rank, i, run);
+		}
+#endif
 
 		switch (run % 3) {
 		case 0:
@@ -220,6 +247,14 @@ int main(int argc, char **argv)
 		CHECK(!memcmp(b[16].want, b[16].recv, sizeof(int) * N));
 		for (int i = 0; i < 4; i++)
 			CHECK(ring_in[i] == value((rank + size - 1) % size, i, run));
+#if MPI_VERSION >= 4
+		for (int i = 0; i < N; i++) {
+			long sum = 0;
+			for (int k = 0; k < size; k++)
+				sum += value(k, i, run);
+			CHECK(cbuf[i] == value(root, i, run) && cout[i] == (int)sum);
+		}
+#endif
 	}
 	for (int k = 0; k < NREQ; k++) {
 		CHECK_MPI(MPI_Request_free(&r[k]));
