@@ -54,6 +54,11 @@ struct coll_block_layout coll_block_layout_of(const void *base, int count, MPI_D
 struct coll_op;
 int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send,
                         const struct coll_block_layout *recv, size_t block, int after);
+/* MPI_Iallgather as Bruck's concatenation (coll_bruck.c): `mine` this
+ * rank's block (one block of the layout), recv the size blocks of
+ * `block` packed bytes each; chosen as for the all-to-all. */
+int coll_bruck_allgather(struct coll_op *op, const struct coll_block_layout *mine,
+                         const struct coll_block_layout *recv, size_t block);
 /* PIANO_COLL_BRUCK_MAX (bytes per block, 0: never) and
  * PIANO_COLL_BRUCK_MIN_RANKS (coll_tune()). */
 extern long coll_bruck_max;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Ialltoall of small blocks on a larger communicator as Bruck's
- * exchange: ceil(log2(size)) messages per rank instead of size - 1, each
- * carrying about half the blocks, for a latency-bound exchange.
+ * MPI_Ialltoall and MPI_Iallgather of small blocks on a larger
+ * communicator as Bruck's exchanges: ceil(log2(size)) messages per rank
+ * instead of size - 1, for a latency-bound exchange.
  *
+ * All-to-all:
  * Blocks of B bytes (contiguous predefined types only, so a block is its
  * bytes). tmp[i] starts as this rank's block for rank (rank + i) % size
  * (a rotation); in phase k (d = 2^k) the blocks whose index has bit k set
@@ -14,12 +15,21 @@
  * tag); a phase's pack waits for the previous phase's unpack, its unpack
  * for its receive and its pack (the blocks it overwrites were sent from
  * the packed copy). The local work is four CALC nodes of memcpy loops.
+ *
+ * Allgather: tmp[0] starts as this rank's block; in phase k (d = 2^k) the
+ * first min(d, size - d) blocks of tmp go to rank - d and as many come
+ * from rank + d into tmp[d...]; afterwards tmp[i] holds rank (rank + i) %
+ * size's block, copied out in the final rotation. Messages go straight
+ * from and into tmp (the ranges are contiguous and disjoint), every
+ * receive posted at start; phase k's send waits for every earlier phase's
+ * receive (its blocks), the rotation out for all of them.
  */
 #include "coll_algo.h"
 #include "coll_op.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What a CALC node of the exchange does. */
@@ -28,6 +38,7 @@ enum bruck_step { BRUCK_ROTATE, BRUCK_PACK, BRUCK_UNPACK, BRUCK_OUT };
 struct bruck_calc {
 	enum bruck_step step;
 	int size, rank, d; /* d: the phase's distance (PACK, UNPACK) */
+	int sign;          /* OUT: tmp[i] is block (rank + sign * i) % size */
 	size_t block;      /* bytes per block */
 	char *tmp;         /* size blocks */
 	char *stage;       /* the phase's packed blocks (PACK, UNPACK) */
@@ -68,7 +79,8 @@ static int bruck_run(void *arg)
 		break;
 	case BRUCK_OUT:
 		for (int i = 0; i < p && rc == MPI_SUCCESS; i++) {
-			char *dst = (char *)a->base + (size_t)((c->rank - i + p) % p) * a->stride;
+			char *dst = (char *)a->base +
+			            (size_t)((c->rank + c->sign * i + p) % p) * a->stride;
 			if (a->dense) {
 				memcpy(dst + a->shift, c->tmp + (size_t)i * b, b);
 				continue;
@@ -153,10 +165,61 @@ int coll_bruck_alltoall(struct coll_op *op, const struct coll_block_layout *send
 	*co = (struct bruck_calc){ .step = BRUCK_OUT,
 		                   .size = p,
 		                   .rank = op->rank,
+		                   .sign = -1,
 		                   .block = block,
 		                   .tmp = tmp,
 		                   .app = &lay[1] };
 	COLL_ADD(piano_graph_add_calc(op->g, bruck_run, co, &node));
 	COLL_ADD(piano_graph_add_edge(op->g, prev, node));
+	return rc;
+}
+
+int coll_bruck_allgather(struct coll_op *op, const struct coll_block_layout *mine,
+                         const struct coll_block_layout *recv, size_t block)
+{
+	int p = op->size, nphases = 0;
+	for (int d = 1; d < p; d <<= 1)
+		nphases++;
+	/* The two calc records and layouts, then tmp. */
+	size_t head = 2 * sizeof(struct bruck_calc) + 2 * sizeof(struct coll_block_layout);
+	char *area = coll_op_scratch(op, head + (size_t)p * block);
+	int *recvs = malloc((size_t)(nphases ? nphases : 1) * sizeof(*recvs));
+	if (!area || !recvs) {
+		free(recvs);
+		return MPI_ERR_NO_MEM;
+	}
+	struct bruck_calc *calc = (struct bruck_calc *)(void *)area;
+	struct coll_block_layout *lay = (struct coll_block_layout *)(void *)(calc + 2);
+	lay[0] = *mine;
+	lay[1] = *recv;
+	char *tmp = area + head;
+	int rc = MPI_SUCCESS, own = -1, out = -1, k = 0;
+	/* The own block into tmp[0]: a rotation of one block. */
+	calc[0] = (struct bruck_calc){
+		.step = BRUCK_ROTATE, .size = 1, .block = block, .tmp = tmp, .app = &lay[0]
+	};
+	calc[1] = (struct bruck_calc){ .step = BRUCK_OUT,
+		                       .size = p,
+		                       .rank = op->rank,
+		                       .sign = 1,
+		                       .block = block,
+		                       .tmp = tmp,
+		                       .app = &lay[1] };
+	COLL_ADD(piano_graph_add_calc(op->g, bruck_run, &calc[0], &own));
+	COLL_ADD(piano_graph_add_calc(op->g, bruck_run, &calc[1], &out));
+	COLL_ADD(piano_graph_add_edge(op->g, own, out));
+	for (int d = 1; d < p && rc == MPI_SUCCESS; d <<= 1, k++) {
+		/* Bytes of at most INT_MAX: small blocks only (the caller). */
+		int n = (int)((size_t)(d < p - d ? d : p - d) * block), s = -1;
+		COLL_ADD(piano_graph_add_recv(op->g, tmp + (size_t)d * block, n, MPI_BYTE,
+		                              (op->rank + d) % p, op->tag + k, &recvs[k]));
+		COLL_ADD(piano_graph_add_send(op->g, tmp, n, MPI_BYTE, (op->rank - d + p) % p,
+		                              op->tag + k, &s));
+		COLL_ADD(piano_graph_add_edge(op->g, own, s));
+		for (int j = 0; j < k; j++)
+			COLL_ADD(piano_graph_add_edge(op->g, recvs[j], s));
+		COLL_ADD(piano_graph_add_edge(op->g, recvs[k], out));
+	}
+	free(recvs);
 	return rc;
 }

@@ -202,6 +202,14 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
 		scount = mn;
 		stype = recv.type;
 	}
+	size_t block;
+	if (!recv.counts && use_bruck(&recv, op->size, &block)) {
+		struct coll_block_layout ml = coll_block_layout_of(sendbuf, scount, stype),
+		                         rl = coll_block_layout_of(recv.base, recv.count,
+		                                                   recv.type);
+		op->seg_tags = 0;
+		return finish(op, coll_bruck_allgather(op, &ml, &rl, block), request);
+	}
 	for (int i = 1; i < op->size && rc == MPI_SUCCESS; i++) {
 		int from = (me - i + op->size) % op->size, to = (me + i) % op->size, rn;
 		char *rb = block_at(&recv, from, &rn, &rt);

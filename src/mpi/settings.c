@@ -172,12 +172,13 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "distance i - N has completed (docs/coll.md, \"Window\"). Bounds the requests a "
 	  "large message or a large communicator posts at once. `0`: no bound." },
 	{ "PIANO_COLL_BRUCK_MAX", PIANO_SETTING_INT, "256", 0, 65536, NULL, NULL, NULL,
-	  "`MPI_Ialltoall` as a graph exchanges blocks of at most this many bytes by Bruck's "
-	  "algorithm (ceil(log2(size)) messages per rank, each with about half the blocks) on "
-	  "a communicator of at least `PIANO_COLL_BRUCK_MIN_RANKS` ranks, instead of one "
-	  "message per peer (docs/coll.md). `0`: never. Must be the same on every rank." },
+	  "`MPI_Ialltoall` and `MPI_Iallgather` as graphs exchange blocks of at most this many "
+	  "bytes by Bruck's algorithms (ceil(log2(size)) messages per rank) on a communicator "
+	  "of at least `PIANO_COLL_BRUCK_MIN_RANKS` ranks, instead of one message per peer "
+	  "(docs/coll.md). `0`: never. Must be the same on every rank." },
 	{ "PIANO_COLL_BRUCK_MIN_RANKS", PIANO_SETTING_INT, "8", 2, 1048576, NULL, NULL, NULL,
-	  "Smallest communicator on which `MPI_Ialltoall` may use Bruck's algorithm (see "
+	  "Smallest communicator on which `MPI_Ialltoall` and `MPI_Iallgather` may use Bruck's "
+	  "algorithms (see "
 	  "`PIANO_COLL_BRUCK_MAX`). Must be the same on every rank." },
 	{ "PIANO_COLL_CACHE", PIANO_SETTING_INT, "16", 0, 1024, NULL, NULL, NULL,
 	  "Finished graph collectives the process keeps for reuse: a collective called again "
