@@ -69,6 +69,16 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
                    MPI_Request *request);
 int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct coll_blocks recv,
                     MPI_Comm comm, MPI_Request *request);
+/* MPI_Ineighbor_allgather(v) (send: one block, count x type at base, for
+ * every out-neighbour) and MPI_Ineighbor_alltoall(v) (`alltoall`: block i
+ * for out-neighbour i); recv: block i from in-neighbour i. COLL_ENOTAGS
+ * (coll_op.h) when a Cartesian topology has more dimensions than the
+ * operation has tags for: the MPI's own must run it. */
+int coll_ineighbor(bool alltoall, struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
+                   MPI_Request *request);
+/* comm's in- and out-neighbours (MPI error code, MPI_ERR_TOPOLOGY without
+ * a topology). */
+int coll_neighbor_counts(MPI_Comm comm, int *nin, int *nout);
 int coll_igather(const void *sendbuf, int scount, MPI_Datatype stype, struct coll_blocks recv,
                  int root, MPI_Comm comm, MPI_Request *request);
 int coll_iscatter(struct coll_blocks send, void *recvbuf, int rcount, MPI_Datatype rtype, int root,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The block exchanges as graphs: MPI_Ialltoall, MPI_Iallgather,
- * MPI_Igather, MPI_Iscatter, their `v` forms and MPI_Ialltoallw. Each is direct: every block goes straight from
+ * MPI_Igather, MPI_Iscatter, their `v` forms, MPI_Ialltoallw, and the
+ * neighbourhood allgather and all-to-all. Each is direct: every block goes straight from
  * the rank that has it to the rank that needs it, every receive and every
  * send posted at start (one tag: one message per pair of ranks), so the
  * whole exchange moves with no step waiting for another: size - 1
@@ -279,4 +280,124 @@ int coll_iscatter(struct coll_blocks send, void *recvbuf, int rcount, MPI_Dataty
                   MPI_Comm comm, MPI_Request *request)
 {
 	return rooted(false, recvbuf, rcount, rtype, send, root, comm, request);
+}
+
+/*
+ * A topology's neighbours as the neighbourhood collectives order their
+ * blocks (MPI-4.0 §8.6): in[i] the rank block i of the receive buffer
+ * comes from, out[i] the rank block i of the send buffer goes to
+ * (MPI_PROC_NULL: none), with the tag offset each message uses. A
+ * Cartesian topology lists, per dimension, the neighbour at -1 then at +1,
+ * and the two may be the same rank (a periodic dimension of 1 or 2): the
+ * message sent towards +1 lands in the receiver's block for its -1
+ * neighbour, so each direction has its own tag, 2d for the message going
+ * up dimension d, 2d + 1 going down. The other topologies' messages between
+ * two ranks match in the order of their adjacency lists (one tag, MPI's
+ * non-overtaking rule).
+ */
+struct neighbours {
+	int nin, nout;
+	int *in, *out, *in_tag, *out_tag; /* one allocation, `in` first */
+};
+
+static int neighbours_of(MPI_Comm comm, int rank, struct neighbours *n)
+{
+	int topo = MPI_UNDEFINED, rc = PMPI_Topo_test(comm, &topo), nd = 0, w = 0;
+	*n = (struct neighbours){ 0 };
+	if (rc == MPI_SUCCESS && topo == MPI_CART)
+		rc = PMPI_Cartdim_get(comm, &nd), n->nin = n->nout = 2 * nd;
+	else if (rc == MPI_SUCCESS && topo == MPI_GRAPH)
+		rc = PMPI_Graph_neighbors_count(comm, rank, &n->nin), n->nout = n->nin;
+	else if (rc == MPI_SUCCESS && topo == MPI_DIST_GRAPH)
+		rc = PMPI_Dist_graph_neighbors_count(comm, &n->nin, &n->nout, &w);
+	else if (rc == MPI_SUCCESS)
+		rc = MPI_ERR_TOPOLOGY;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* in, out, their tags, and the weights the query may write. */
+	size_t m = 2 * ((size_t)n->nin + (size_t)n->nout) + (size_t)n->nin + (size_t)n->nout + 1;
+	n->in = calloc(m, sizeof(int));
+	if (!n->in)
+		return MPI_ERR_NO_MEM;
+	n->out = n->in + n->nin;
+	n->in_tag = n->out + n->nout;
+	n->out_tag = n->in_tag + n->nin;
+	int *weights = n->out_tag + n->nout;
+	if (topo == MPI_CART) {
+		for (int d = 0; d < nd && rc == MPI_SUCCESS; d++) {
+			int lo, hi;
+			rc = PMPI_Cart_shift(comm, d, 1, &lo, &hi);
+			n->in[2 * d] = n->out[2 * d] = lo;
+			n->in[2 * d + 1] = n->out[2 * d + 1] = hi;
+			n->in_tag[2 * d] = n->out_tag[2 * d + 1] = 2 * d;
+			n->in_tag[2 * d + 1] = n->out_tag[2 * d] = 2 * d + 1;
+		}
+	} else if (topo == MPI_GRAPH) {
+		rc = PMPI_Graph_neighbors(comm, rank, n->nin, n->in);
+		for (int i = 0; i < n->nin; i++)
+			n->out[i] = n->in[i];
+	} else {
+		rc = PMPI_Dist_graph_neighbors(comm, n->nin, n->in, w ? weights : MPI_UNWEIGHTED,
+		                               n->nout, n->out,
+		                               w ? weights + n->nin : MPI_UNWEIGHTED);
+	}
+	if (rc != MPI_SUCCESS)
+		free(n->in);
+	return rc;
+}
+
+int coll_neighbor_counts(MPI_Comm comm, int *nin, int *nout)
+{
+	int rank = 0;
+	struct neighbours n;
+	int rc = PMPI_Comm_rank(comm, &rank);
+	if (rc == MPI_SUCCESS)
+		rc = neighbours_of(comm, rank, &n);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	*nin = n.nin;
+	*nout = n.nout;
+	free(n.in);
+	return MPI_SUCCESS;
+}
+
+int coll_ineighbor(bool alltoall, struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
+                   MPI_Request *request)
+{
+	struct coll_op *op;
+	int rc = coll_op_begin(comm, NULL, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	struct neighbours n;
+	rc = neighbours_of(comm, op->rank, &n);
+	if (rc != MPI_SUCCESS) {
+		coll_op_abandon(op);
+		return rc;
+	}
+	int ntags = n.nin && n.in_tag[n.nin - 1] ? n.in_tag[n.nin - 1] + 1 : 1;
+	if (ntags > op->ntags) { /* 2 x the dimensions, alike on every rank */
+		free(n.in);
+		coll_op_abandon(op);
+		return COLL_ENOTAGS;
+	}
+	for (int i = 0; i < n.nin && rc == MPI_SUCCESS; i++) {
+		if (n.in[i] == MPI_PROC_NULL)
+			continue;
+		int bn;
+		MPI_Datatype bt;
+		char *b = block_at(&recv, i, &bn, &bt);
+		COLL_ADD(piano_graph_add_recv(op->g, b, bn, bt, n.in[i], op->tag + n.in_tag[i],
+		                              NULL));
+	}
+	for (int i = 0; i < n.nout && rc == MPI_SUCCESS; i++) {
+		if (n.out[i] == MPI_PROC_NULL)
+			continue;
+		int bn = send.count;
+		MPI_Datatype bt = send.type;
+		const char *b = alltoall ? block_at(&send, i, &bn, &bt) : send.base;
+		COLL_ADD(piano_graph_add_send(op->g, b, bn, bt, n.out[i], op->tag + n.out_tag[i],
+		                              NULL));
+	}
+	free(n.in);
+	return finish(op, rc, request);
 }

@@ -117,14 +117,12 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 	if ((c)->persistent)      \
 	coll_persist_begin(&pers)
 #define GRAPH_TYPE(c, t) ((c)->persistent ? coll_persist_type(&pers, (t)) : (t))
-#define GRAPH_END(c, rc)                                                          \
-	do {                                                                      \
-		if ((c)->persistent) {                                            \
-			(rc) = coll_persist_end(&pers, (rc), (c)->request);       \
-			if ((rc) == COLL_ENOTAGS)                                 \
-				atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, \
-				                          memory_order_relaxed);  \
-		}                                                                 \
+#define GRAPH_END(c, rc)                                                                         \
+	do {                                                                                     \
+		if ((c)->persistent)                                                             \
+			(rc) = coll_persist_end(&pers, (rc), (c)->request);                      \
+		if ((rc) == COLL_ENOTAGS)                                                        \
+			atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed); \
 	} while (0)
 
 /* A buffer's description the MPI would accept. */
@@ -532,55 +530,145 @@ PMPI_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	                   root, comm, ICALL(request, REPORT_SITE()));
 }
 
-PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+/* Whether a neighbourhood collective's buffers are valid for comm's
+ * topology: `send` one block (allgather) or one per out-neighbour, recv one
+ * per in-neighbour. */
+static bool neighbor_blocks_ok(const struct coll_blocks *b, int n)
 {
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype,
-	                                                       recvbuf, recvcount, recvtype, comm,
-	                                                       request),
-	                              request),
-	                   ICALL(request, site));
+	if (!b->counts)
+		return ok(b->count, b->type);
+	if (b->type == MPI_DATATYPE_NULL || !b->displs)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (b->counts[i] < 0)
+			return false;
+	return true;
 }
 
-PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static bool neighbor_ok(MPI_Comm comm, const struct coll_blocks *send, bool per_peer,
+                        const struct coll_blocks *recv)
 {
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype,
-	                                                        recvbuf, recvcounts, displs,
-	                                                        recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	int nin = 0, nout = 0;
+	return comm != MPI_COMM_NULL && coll_neighbor_counts(comm, &nin, &nout) == MPI_SUCCESS &&
+	       neighbor_blocks_ok(send, per_peer ? nout : 1) && neighbor_blocks_ok(recv, nin);
 }
 
-PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+/* A neighbourhood collective as a graph (coll_ineighbor()): the call's
+ * result, or COLL_ENOTAGS when the MPI's own must run it. */
+static int neighbor_graph(bool alltoall, struct coll_blocks send, struct coll_blocks recv,
+                          MPI_Comm comm, const struct call *c)
 {
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
-	                                                      recvcount, recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	GRAPH_BEGIN(c);
+	send.type = GRAPH_TYPE(c, send.type);
+	recv.type = GRAPH_TYPE(c, recv.type);
+	int rc = coll_ineighbor(alltoall, send, recv, comm, c->request);
+	GRAPH_END(c, rc);
+	return rc;
 }
 
-PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+/* v: the allgatherv (recvcounts and displs), else recvcount. */
+static int ineighbor_allgather_at(bool v, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int *recvcounts, int recvcount,
+                                  const int *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                                  const struct call *c)
+{
+	pmpi_ensure();
+	struct coll_blocks send = uniform(sendbuf, sendcount, sendtype),
+	                   recv = v ? varied(recvbuf, recvcounts, displs, recvtype)
+	                            : uniform(recvbuf, recvcount, recvtype);
+	if (use_graph(PMPI_COLL_INEIGHBOR_ALLGATHER, comm, 0,
+	              (!v || recvcounts) && neighbor_ok(comm, &send, false, &recv))) {
+		int rc = neighbor_graph(false, send, recv, comm, c);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	int rc = v ? NATIVE(c,
+	                    PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+	                                              recvcounts, displs, recvtype, comm,
+	                                              c->request),
+	                    Neighbor_allgatherv_init,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                     comm, c->info, c->request))
+	           : NATIVE(c,
+	                    PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
+	                                             recvcount, recvtype, comm, c->request),
+	                    Neighbor_allgather_init,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     c->info, c->request));
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
+	return ineighbor_allgather_at(false, sendbuf, sendcount, sendtype, recvbuf, NULL, recvcount,
+	                              NULL, recvtype, comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_allgather_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0,
+	                              displs, recvtype, comm, ICALL(request, REPORT_SITE()));
+}
+
+/* v: the alltoallv (counts and displacements), else sendcount, recvcount. */
+static int ineighbor_alltoall_at(bool v, const void *sendbuf, const int *sendcounts, int sendcount,
+                                 const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                                 const int *recvcounts, int recvcount, const int *rdispls,
+                                 MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
+{
 	pmpi_ensure();
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls,
-	                                                       sendtype, recvbuf, recvcounts,
-	                                                       rdispls, recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	struct coll_blocks send = v ? varied(sendbuf, sendcounts, sdispls, sendtype)
+	                            : uniform(sendbuf, sendcount, sendtype),
+	                   recv = v ? varied(recvbuf, recvcounts, rdispls, recvtype)
+	                            : uniform(recvbuf, recvcount, recvtype);
+	if (use_graph(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
+	              (!v || (sendcounts && recvcounts)) &&
+	                      neighbor_ok(comm, &send, true, &recv))) {
+		int rc = neighbor_graph(true, send, recv, comm, c);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	int rc = v ? NATIVE(c,
+	                    PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
+	                                             recvbuf, recvcounts, rdispls, recvtype, comm,
+	                                             c->request),
+	                    Neighbor_alltoallv_init,
+	                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                     recvtype, comm, c->info, c->request))
+	           : NATIVE(c,
+	                    PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+	                                            recvcount, recvtype, comm, c->request),
+	                    Neighbor_alltoall_init,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     c->info, c->request));
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_alltoall_at(false, sendbuf, NULL, sendcount, NULL, sendtype, recvbuf, NULL,
+	                             recvcount, NULL, recvtype, comm,
+	                             ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int rdispls[],
+                                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_alltoall_at(true, sendbuf, sendcounts, 0, sdispls, sendtype, recvbuf,
+	                             recvcounts, 0, rdispls, recvtype, comm,
+	                             ICALL(request, REPORT_SITE()));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
@@ -967,6 +1055,51 @@ PMPI_EXPORT int PCOLL_NAME(Scatter_init)(const void *sendbuf, int sendcount, MPI
 	                   PCALL(request, info));
 }
 
+PMPI_EXPORT int PCOLL_NAME(Neighbor_allgather_init)(const void *sendbuf, int sendcount,
+                                                    MPI_Datatype sendtype, void *recvbuf,
+                                                    int recvcount, MPI_Datatype recvtype,
+                                                    MPI_Comm comm, MPI_Info info,
+                                                    MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_allgather_at(false, sendbuf, sendcount, sendtype, recvbuf, NULL, recvcount,
+	                              NULL, recvtype, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Neighbor_allgatherv_init)(const void *sendbuf, int sendcount,
+                                                     MPI_Datatype sendtype, void *recvbuf,
+                                                     const int recvcounts[], const int displs[],
+                                                     MPI_Datatype recvtype, MPI_Comm comm,
+                                                     MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_allgather_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0,
+	                              displs, recvtype, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Neighbor_alltoall_init)(const void *sendbuf, int sendcount,
+                                                   MPI_Datatype sendtype, void *recvbuf,
+                                                   int recvcount, MPI_Datatype recvtype,
+                                                   MPI_Comm comm, MPI_Info info,
+                                                   MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_alltoall_at(false, sendbuf, NULL, sendcount, NULL, sendtype, recvbuf, NULL,
+	                             recvcount, NULL, recvtype, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[],
+                                                    const int sdispls[], MPI_Datatype sendtype,
+                                                    void *recvbuf, const int recvcounts[],
+                                                    const int rdispls[], MPI_Datatype recvtype,
+                                                    MPI_Comm comm, MPI_Info info,
+                                                    MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_alltoall_at(true, sendbuf, sendcounts, 0, sdispls, sendtype, recvbuf,
+	                             recvcounts, 0, rdispls, recvtype, comm, PCALL(request, info));
+}
+
 PMPI_EXPORT int PCOLL_NAME(Scatterv_init)(const void *sendbuf, const int sendcounts[],
                                           const int displs[], MPI_Datatype sendtype, void *recvbuf,
                                           int recvcount, MPI_Datatype recvtype, int root,
@@ -1182,7 +1315,12 @@ PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcou
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
+	if (fits(sendcount) && fits(recvcount))
+		return ineighbor_allgather_at(false, sendbuf, (int)sendcount, sendtype, recvbuf,
+		                              NULL, (int)recvcount, NULL, recvtype, comm,
+		                              ICALL(request, site));
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgather_c");
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype,
 	                                                         recvbuf, recvcount, recvtype, comm,
@@ -1200,6 +1338,7 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendco
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgatherv_c");
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype,
 	                                                          recvbuf, recvcounts, displs,
@@ -1214,7 +1353,12 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcoun
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
+	if (fits(sendcount) && fits(recvcount))
+		return ineighbor_alltoall_at(false, sendbuf, NULL, (int)sendcount, NULL, sendtype,
+		                             recvbuf, NULL, (int)recvcount, NULL, recvtype, comm,
+		                             ICALL(request, site));
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoall_c");
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype,
 	                                                        recvbuf, recvcount, recvtype, comm,
@@ -1232,6 +1376,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count s
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoallv_c");
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls,
 	                                                         sendtype, recvbuf, recvcounts,

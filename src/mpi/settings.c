@@ -54,7 +54,9 @@ static const struct {
 	           { "ireduce_scatter", PMPI_COLL_IREDUCE_SCATTER },
 	           { "ireduce_scatter_block", PMPI_COLL_IREDUCE_SCATTER_BLOCK },
 	           { "iscan", PMPI_COLL_ISCAN },
-	           { "iexscan", PMPI_COLL_IEXSCAN } };
+	           { "iexscan", PMPI_COLL_IEXSCAN },
+	           { "ineighbor_allgather", PMPI_COLL_INEIGHBOR_ALLGATHER },
+	           { "ineighbor_alltoall", PMPI_COLL_INEIGHBOR_ALLTOALL } };
 enum { NCOLL = sizeof(coll_names) / sizeof(coll_names[0]) };
 
 int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
@@ -85,7 +87,8 @@ int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
 			snprintf(why, len,
 			         "'%.*s' is not one of ibarrier, ibcast, ireduce, iallreduce, "
 			         "ialltoall, iallgather, igather, iscatter, ireduce_scatter, "
-			         "ireduce_scatter_block, iscan, iexscan",
+			         "ireduce_scatter_block, iscan, iexscan, ineighbor_allgather, "
+			         "ineighbor_alltoall",
 			         (int)(n < 64 ? n : 64), p);
 			return -1;
 		}
@@ -138,14 +141,16 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	{ "PIANO_COLL", PIANO_SETTING_TEXT, "native", 0, 0, NULL,
 	  "`native`, `graph`, or `graph:` and a comma-separated list of ibarrier, ibcast, "
 	  "ireduce, iallreduce, ialltoall, iallgather, igather, iscatter, ireduce_scatter, "
-	  "ireduce_scatter_block, iscan, iexscan",
+	  "ireduce_scatter_block, iscan, iexscan, ineighbor_allgather, ineighbor_alltoall",
 	  check_coll,
 	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
 	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
 	  "`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Ialltoall`, `MPI_Iallgather`, `MPI_Igather`, "
 	  "`MPI_Iscatter`, the `v` forms of these four under the same names and "
 	  "`MPI_Ialltoallw` under `ialltoall`, `MPI_Ireduce_scatter`, "
-	  "`MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`), "
+	  "`MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`, "
+	  "`MPI_Ineighbor_allgather(v)`, `MPI_Ineighbor_alltoall(v)`; their persistent "
+	  "`MPI_*_init` forms under the same names), "
 	  "`graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },

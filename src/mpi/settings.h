@@ -38,6 +38,8 @@ enum pmpi_coll_bit {
 	PMPI_COLL_ISCAN = 1u << 9,
 	PMPI_COLL_IEXSCAN = 1u << 10,
 	PMPI_COLL_IREDUCE_SCATTER = 1u << 11,
+	PMPI_COLL_INEIGHBOR_ALLGATHER = 1u << 12,
+	PMPI_COLL_INEIGHBOR_ALLTOALL = 1u << 13,
 };
 
 /* PIANO_COLL's value as a mask of pmpi_coll_bit: 0, or -1 with the reason

@@ -11,11 +11,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const names[] = {
-	"ibarrier",   "ibcast",  "ireduce",  "iallreduce",      "ialltoall",
-	"iallgather", "igather", "iscatter", "ireduce_scatter", "ireduce_scatter_block",
-	"iscan",      "iexscan"
-};
+static const char *const names[] = { "ibarrier",
+	                             "ibcast",
+	                             "ireduce",
+	                             "iallreduce",
+	                             "ialltoall",
+	                             "iallgather",
+	                             "igather",
+	                             "iscatter",
+	                             "ireduce_scatter",
+	                             "ireduce_scatter_block",
+	                             "iscan",
+	                             "iexscan",
+	                             "ineighbor_allgather",
+	                             "ineighbor_alltoall" };
 enum { N = sizeof(names) / sizeof(names[0]) };
 
 static int fails;

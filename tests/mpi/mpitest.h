@@ -8,6 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+/* A persistent collective's name: MPI-4's MPI_<coll>_init, or Open MPI's
+ * MPIX_<coll>_init (undefined where the MPI has neither). */
+#if MPI_VERSION >= 4
+#define PCOLL(name) MPI_##name
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define PCOLL(name) MPIX_##name
+#endif
 
 #define CHECK(cond)                                                                         \
 	do {                                                                                \

@@ -19,17 +19,8 @@
 
 #include <stdbool.h>
 #include <string.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
 
-#if MPI_VERSION >= 4
-#define P(name) MPI_##name
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define P(name) MPIX_##name
-#endif
-
-#ifdef P
+#ifdef PCOLL
 
 enum {
 	N = 1500, /* ints per block: several pipeline segments at 4 KiB */
@@ -102,33 +93,38 @@ int main(int argc, char **argv)
 	CHECK_MPI(MPI_Op_create(twice_plus, 0, &twice));
 
 	MPI_Request r[NREQ];
-	CHECK_MPI(P(Bcast_init)(b[0].recv, N, MPI_INT, root, comm, info, &r[0]));
-	CHECK_MPI(P(Allreduce_init)(b[1].send, b[1].recv, N, MPI_INT, MPI_SUM, comm, info, &r[1]));
-	CHECK_MPI(P(Reduce_init)(b[2].send, b[2].recv, N, MPI_INT, MPI_MAX, root, comm, info, &r[2]));
-	CHECK_MPI(P(Alltoall_init)(b[3].send, N, MPI_INT, b[3].recv, N, MPI_INT, comm, info, &r[3]));
-	CHECK_MPI(P(Allgather_init)(b[4].send, N, MPI_INT, b[4].recv, N, MPI_INT, comm, info, &r[4]));
-	CHECK_MPI(P(Gather_init)(b[5].send, N, MPI_INT, b[5].recv, N, MPI_INT, root, comm, info,
-	                         &r[5]));
-	CHECK_MPI(P(Scatter_init)(b[6].send, N, MPI_INT, b[6].recv, N, MPI_INT, root, comm, info,
-	                          &r[6]));
-	CHECK_MPI(P(Reduce_scatter_block_init)(b[7].send, b[7].recv, N, MPI_INT, MPI_SUM, comm, info,
-	                                       &r[7]));
-	CHECK_MPI(P(Scan_init)(b[8].send, b[8].recv, N, MPI_INT, MPI_SUM, comm, info, &r[8]));
-	CHECK_MPI(P(Exscan_init)(b[9].send, b[9].recv, N, MPI_INT, MPI_SUM, comm, info, &r[9]));
-	CHECK_MPI(P(Barrier_init)(comm, info, &r[10]));
-	CHECK_MPI(P(Allgatherv_init)(b[11].send, vcounts[rank], MPI_INT, b[11].recv, vcounts, vdispls,
-	                             MPI_INT, comm, info, &r[11]));
-	CHECK_MPI(P(Alltoallv_init)(b[12].send, mine, vdispls, MPI_INT, b[12].recv, vcounts,
-	                            vdispls, MPI_INT, comm, info, &r[12]));
-	CHECK_MPI(P(Gatherv_init)(b[13].send, vcounts[rank], MPI_INT, b[13].recv, vcounts, vdispls,
-	                          MPI_INT, root, comm, info, &r[13]));
-	CHECK_MPI(P(Scatterv_init)(b[14].send, vcounts, vdispls, MPI_INT, b[14].recv, vcounts[rank],
-	                           MPI_INT, root, comm, info, &r[14]));
-	CHECK_MPI(P(Bcast_init)(b[15].recv, 1, every_other, 0, comm, info, &r[15]));
+	CHECK_MPI(PCOLL(Bcast_init)(b[0].recv, N, MPI_INT, root, comm, info, &r[0]));
+	CHECK_MPI(PCOLL(Allreduce_init)(b[1].send, b[1].recv, N, MPI_INT, MPI_SUM, comm, info,
+	                                &r[1]));
+	CHECK_MPI(PCOLL(Reduce_init)(b[2].send, b[2].recv, N, MPI_INT, MPI_MAX, root, comm, info,
+	                             &r[2]));
+	CHECK_MPI(PCOLL(Alltoall_init)(b[3].send, N, MPI_INT, b[3].recv, N, MPI_INT, comm, info,
+	                               &r[3]));
+	CHECK_MPI(PCOLL(Allgather_init)(b[4].send, N, MPI_INT, b[4].recv, N, MPI_INT, comm, info,
+	                                &r[4]));
+	CHECK_MPI(PCOLL(Gather_init)(b[5].send, N, MPI_INT, b[5].recv, N, MPI_INT, root, comm, info,
+	                             &r[5]));
+	CHECK_MPI(PCOLL(Scatter_init)(b[6].send, N, MPI_INT, b[6].recv, N, MPI_INT, root, comm,
+	                              info, &r[6]));
+	CHECK_MPI(PCOLL(Reduce_scatter_block_init)(b[7].send, b[7].recv, N, MPI_INT, MPI_SUM, comm,
+	                                           info, &r[7]));
+	CHECK_MPI(PCOLL(Scan_init)(b[8].send, b[8].recv, N, MPI_INT, MPI_SUM, comm, info, &r[8]));
+	CHECK_MPI(PCOLL(Exscan_init)(b[9].send, b[9].recv, N, MPI_INT, MPI_SUM, comm, info, &r[9]));
+	CHECK_MPI(PCOLL(Barrier_init)(comm, info, &r[10]));
+	CHECK_MPI(PCOLL(Allgatherv_init)(b[11].send, vcounts[rank], MPI_INT, b[11].recv, vcounts,
+	                                 vdispls, MPI_INT, comm, info, &r[11]));
+	CHECK_MPI(PCOLL(Alltoallv_init)(b[12].send, mine, vdispls, MPI_INT, b[12].recv, vcounts,
+	                                vdispls, MPI_INT, comm, info, &r[12]));
+	CHECK_MPI(PCOLL(Gatherv_init)(b[13].send, vcounts[rank], MPI_INT, b[13].recv, vcounts,
+	                              vdispls, MPI_INT, root, comm, info, &r[13]));
+	CHECK_MPI(PCOLL(Scatterv_init)(b[14].send, vcounts, vdispls, MPI_INT, b[14].recv,
+	                               vcounts[rank], MPI_INT, root, comm, info, &r[14]));
+	CHECK_MPI(PCOLL(Bcast_init)(b[15].recv, 1, every_other, 0, comm, info, &r[15]));
 	bool free_type = argc > 1 && !strcmp(argv[1], "free-type");
 	if (free_type) /* the request must hold what it needs */
 		CHECK_MPI(MPI_Type_free(&every_other));
-	CHECK_MPI(P(Allreduce_init)(b[16].send, b[16].recv, N, MPI_INT, twice, comm, info, &r[16]));
+	CHECK_MPI(PCOLL(Allreduce_init)(b[16].send, b[16].recv, N, MPI_INT, twice, comm, info,
+	                                &r[16]));
 	int ring_out[4], ring_in[4];
 	CHECK_MPI(MPI_Send_init(ring_out, 4, MPI_INT, (rank + 1) % size, 5, comm, &r[17]));
 	CHECK_MPI(MPI_Recv_init(ring_in, 4, MPI_INT, (rank + size - 1) % size, 5, comm, &r[18]));
