@@ -7,7 +7,7 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll|allreduce|alltoall|busy[_c] [timeout_s (default 20)]
+ * usage: test_progress p2p|coll|allreduce|alltoall|busy[_c|_p] [timeout_s (default 20)]
  *                      [late|streak]
  * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
  * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros),
@@ -15,6 +15,9 @@
  * rank 1's MPI must send it while rank 1 computes). With
  * "_c", the MPI-4 large-count calls (MPI_Isend_c, MPI_Ibcast_c, ...): the
  * same operations, the same progress (exit 77 where the MPI has none).
+ * With "_p" (coll, allreduce, alltoall), the persistent collectives
+ * (MPI_Bcast_init ..., Open MPI's MPIX_ forms) started by MPI_Start: the
+ * same progress (exit 77 where the MPI has none).
  * "streak" (third argument) makes 16 quick 64 KiB exchanges first: each
  * holds the engine's timer for less than a period, so the long transfer's
  * hold is predicted short (timer.c); it must still get background progress.
@@ -66,6 +69,28 @@ static char *alltoall_source(void)
 	CHECK(s);
 	memset(s, 'x', LEN);
 	return s;
+}
+
+/* The collective as a persistent one: initialized, then started. */
+static void start_persistent(int coll, char *buf, MPI_Request *req)
+{
+#ifdef PCOLL
+	if (coll == 3)
+		CHECK_MPI(PCOLL(Alltoall_init)(alltoall_source(), LEN / 2, MPI_CHAR, buf, LEN / 2,
+		                               MPI_CHAR, MPI_COMM_WORLD, MPI_INFO_NULL, req));
+	else if (coll == 2)
+		CHECK_MPI(PCOLL(Allreduce_init)(MPI_IN_PLACE, buf, LEN, MPI_BYTE, MPI_BOR,
+		                                MPI_COMM_WORLD, MPI_INFO_NULL, req));
+	else
+		CHECK_MPI(PCOLL(Bcast_init)(buf, LEN, MPI_CHAR, 0, MPI_COMM_WORLD, MPI_INFO_NULL,
+		                            req));
+	CHECK_MPI(MPI_Start(req));
+#else
+	(void)coll;
+	(void)buf;
+	(void)req;
+	CHECK(0); /* main() skips first */
+#endif
 }
 
 static void start(int coll, bool large, int rank, char *buf, MPI_Request *req)
@@ -171,8 +196,17 @@ int main(int argc, char **argv)
 		snprintf(kind, sizeof(kind), "%s", argv[1]);
 	size_t klen = strlen(kind);
 	bool large = klen > 2 && strcmp(kind + klen - 2, "_c") == 0;
-	if (large)
+	bool persistent = klen > 2 && strcmp(kind + klen - 2, "_p") == 0;
+	if (large || persistent)
 		kind[klen - 2] = 0;
+#ifndef PCOLL
+	if (persistent) {
+		if (rank == 0)
+			printf("no persistent collectives in this MPI\n");
+		MPI_Finalize();
+		return 77;
+	}
+#endif
 	if (large && MPI_VERSION < 4) {
 		if (rank == 0)
 			printf("no MPI-4 large-count calls in this MPI\n");
@@ -185,6 +219,7 @@ int main(int argc, char **argv)
 	if (strcmp(kind, "alltoall") == 0)
 		coll = 3;
 	int busy = strcmp(kind, "busy") == 0;
+	CHECK(!persistent || coll);
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
 	MPI_Comm node;
@@ -218,7 +253,10 @@ int main(int argc, char **argv)
 			CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
 		}
 	}
-	start(coll, large, rank, buf, &req);
+	if (persistent)
+		start_persistent(coll, buf, &req);
+	else
+		start(coll, large, rank, buf, &req);
 	int ok = 1;
 	if (busy) {
 		ok = spin_until_delivered(rank, buf, flag, timeout_s);
@@ -245,6 +283,8 @@ int main(int argc, char **argv)
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 		CHECK(buf[0] == 'x' && buf[LEN - 1] == 'x');
 	}
+	if (persistent)
+		CHECK_MPI(MPI_Request_free(&req));
 	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	MPI_Win_free(&win);
 	MPI_Comm_free(&node);
