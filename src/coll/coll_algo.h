@@ -32,6 +32,8 @@ struct coll_blocks {
 	const int *counts, *displs;
 	MPI_Datatype type;
 	const MPI_Datatype *types;
+	const MPI_Aint *bdispls; /* with types: byte displacements as MPI_Aint
+	                          * (MPI_Ineighbor_alltoallw) instead of displs */
 };
 
 /* Uniform blocks of `count` elements of `type`, block j at base + j *

@@ -70,7 +70,7 @@ static char *block_at(const struct coll_blocks *b, int i, int *n, MPI_Datatype *
 	*n = b->counts ? b->counts[i] : b->count;
 	*type = b->types ? b->types[i] : b->type;
 	if (b->types)
-		return (char *)(uintptr_t)b->base + b->displs[i];
+		return (char *)(uintptr_t)b->base + (b->bdispls ? b->bdispls[i] : b->displs[i]);
 	MPI_Aint lb, ext;
 	PMPI_Type_get_extent(b->type, &lb, &ext);
 	MPI_Aint d = b->displs ? b->displs[i] : (MPI_Aint)i * b->count;

@@ -537,10 +537,10 @@ static bool neighbor_blocks_ok(const struct coll_blocks *b, int n)
 {
 	if (!b->counts)
 		return ok(b->count, b->type);
-	if (b->type == MPI_DATATYPE_NULL || !b->displs)
+	if (b->types ? !b->bdispls : b->type == MPI_DATATYPE_NULL || !b->displs)
 		return false;
 	for (int i = 0; i < n; i++)
-		if (b->counts[i] < 0)
+		if (!ok(b->counts[i], b->types ? b->types[i] : b->type))
 			return false;
 	return true;
 }
@@ -671,17 +671,40 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcount
 	                             ICALL(request, REPORT_SITE()));
 }
 
-PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+/* Each block its own datatype at a byte displacement: as graphs for the
+ * non-blocking form only (a persistent one would have to hold every
+ * datatype of the arrays: the MPI's). */
+PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void *recvbuf, const int recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
+	const struct call *c = ICALL(request, REPORT_SITE());
 	pmpi_ensure();
+	struct coll_blocks send = { .base = sendbuf,
+		                    .counts = sendcounts,
+		                    .types = sendtypes,
+		                    .bdispls = sdispls },
+	                   recv = { .base = recvbuf,
+		                    .counts = recvcounts,
+		                    .types = recvtypes,
+		                    .bdispls = rdispls };
+	if (use_graph(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
+	              sendcounts && recvcounts && sendtypes && recvtypes &&
+	                      neighbor_ok(comm, &send, true, &recv))) {
+		int rc = coll_ineighbor(true, send, recv, comm, request);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+		atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed);
+	}
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls,
 	                                                       sendtypes, recvbuf, recvcounts,
 	                                                       rdispls, recvtypes, comm, request),
 	                              request),
-	                   ICALL(request, site));
+	                   c);
 }
 
 static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -1394,6 +1417,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
+	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoallw_c");
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls,
 	                                                         sendtypes, recvbuf, recvcounts,

@@ -149,8 +149,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "`MPI_Iscatter`, the `v` forms of these four under the same names and "
 	  "`MPI_Ialltoallw` under `ialltoall`, `MPI_Ireduce_scatter`, "
 	  "`MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`, "
-	  "`MPI_Ineighbor_allgather(v)`, `MPI_Ineighbor_alltoall(v)`; their persistent "
-	  "`MPI_*_init` forms under the same names), "
+	  "`MPI_Ineighbor_allgather(v)`, `MPI_Ineighbor_alltoall(v,w)`; their persistent "
+	  "`MPI_*_init` forms under the same names, but for the `w` ones), "
 	  "`graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Neighbourhood collectives (MPI_Ineighbor_allgather(v),
- * MPI_Ineighbor_alltoall(v) and, where the MPI has them, their persistent
+ * MPI_Ineighbor_alltoall(v,w) and, where the MPI has them, the persistent
  * forms) on four topologies, every block compared with what MPI-4.0 §8.6
  * says it holds: a periodic ring (on 1 or 2 ranks the same rank is both
  * neighbours: the block for the -1 neighbour holds what that rank sent
@@ -127,10 +127,14 @@ static void run(MPI_Comm comm, const char *topo)
 	struct sources s;
 	sources_of(comm, &s);
 	int full[MAXNB], half[MAXNB], displs[MAXNB];
+	MPI_Aint bdispls[MAXNB]; /* alltoallw: in bytes */
+	MPI_Datatype types[MAXNB];
 	for (int i = 0; i < MAXNB; i++) {
 		full[i] = N;
-		half[i] = N / 2; /* the v forms: gaps between the blocks */
+		half[i] = N / 2; /* the v and w forms: gaps between the blocks */
 		displs[i] = i * N;
+		bdispls[i] = (MPI_Aint)i * N * (MPI_Aint)sizeof(int);
+		types[i] = MPI_INT;
 	}
 	for (int k = 0; k < 3; k++) {
 		MPI_Request r;
@@ -160,6 +164,13 @@ static void run(MPI_Comm comm, const char *topo)
 		CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
 		expect(b.want, &s, true, half, k);
 		compare(b.got, b.want, "MPI_Ineighbor_alltoallv", topo);
+
+		fill(&b, k);
+		CHECK_MPI(MPI_Ineighbor_alltoallw(b.send, half, bdispls, types, b.got, half,
+		                                  bdispls, types, comm, &r));
+		CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+		expect(b.want, &s, true, half, k);
+		compare(b.got, b.want, "MPI_Ineighbor_alltoallw", topo);
 	}
 #ifdef PCOLL
 	/* Persistent: initialized once, started with new data each time. */
