@@ -694,10 +694,9 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcount
 	if (use_graph(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
 	              sendcounts && recvcounts && sendtypes && recvtypes &&
 	                      neighbor_ok(comm, &send, true, &recv))) {
-		int rc = coll_ineighbor(true, send, recv, comm, request);
+		int rc = neighbor_graph(true, send, recv, comm, c);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
-		atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed);
 	}
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   coll_track(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls,
