@@ -136,6 +136,16 @@ PIANO_API int piano_poll_all(void);
 PIANO_API int piano_timer_hold(unsigned flags);
 PIANO_API int piano_timer_release(unsigned flags);
 
+/*
+ * New work was submitted under a hold (an operation started while others
+ * are in flight): if the timer has backed off (PIANO_TIMER_MAX_US), its
+ * period is PIANO_TIMER_PERIOD_US again from now, so that the new work gets
+ * its ticks at once rather than at the grown interval. Cheap when the timer
+ * has not backed off (one load). Works in both timer modes. Returns 0 or
+ * PIANO_ENOTINIT.
+ */
+PIANO_API int piano_timer_renew(void);
+
 /* ------------------------------------------------------------------ ltasks */
 
 /*

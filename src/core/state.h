@@ -60,6 +60,10 @@ struct piano_engine {
 	_Atomic uint64_t timer_hold_start;
 	_Atomic int timer_short_streak;
 	_Atomic int timer_rescue_shift; /* next rescue: RESCUE_PERIODS << shift periods on */
+	/* piano_timer_renew() (timer.c): written under timer_lock, `timer_slow`
+	 * read lock-free as a hint. */
+	_Atomic int timer_slow;    /* the interval is above the period */
+	_Atomic int timer_renewed; /* restart the count of empty rounds */
 	struct handoff handoff;    /* handoff.c */
 	pthread_t *helper_threads; /* helpers.c */
 	int nhelpers;

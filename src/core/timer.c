@@ -204,12 +204,16 @@ static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 		unsigned work = poll_unpolled(p, period);
 		poller_end_round(p, work);
 		pthread_mutex_lock(&e->timer_lock);
+		if (atomic_exchange_explicit(&e->timer_renewed, 0, memory_order_relaxed))
+			empty = 0;
 		uint64_t next = timer_next(e, e->timer_interval_ns, work, &empty);
 		if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed) &&
 		    next != e->timer_interval_ns) {
 			e->timer_interval_ns = next;
 			timer_set(e, next);
 		}
+		atomic_store_explicit(&e->timer_slow, e->timer_interval_ns > period,
+		                      memory_order_relaxed);
 		pthread_mutex_unlock(&e->timer_lock);
 	}
 }
@@ -238,14 +242,23 @@ static void *timer_main(void *arg)
 			empty = 0;
 			continue;
 		}
-		park_nap(e, sleep_ns);
+		/* seq_cst, against piano_timer_renew()'s store then park_wake():
+		 * either the flag is seen here or the nap sees the wake-up. */
+		park_nap(e, atomic_load(&e->timer_renewed) ? period : sleep_ns);
 		if (engine_stopping(e))
 			break;
 		/* A queue counts as unpolled after the base period, whatever
 		 * the current sleep: others' polls keep the timer quiet. */
 		unsigned work = poll_unpolled(&p, period);
 		poller_end_round(&p, work);
+		pthread_mutex_lock(&e->timer_lock);
+		if (atomic_exchange_explicit(&e->timer_renewed, 0, memory_order_relaxed)) {
+			sleep_ns = period;
+			empty = 0;
+		}
 		sleep_ns = timer_next(e, sleep_ns, work, &empty);
+		atomic_store_explicit(&e->timer_slow, sleep_ns > period, memory_order_relaxed);
+		pthread_mutex_unlock(&e->timer_lock);
 	}
 	return NULL;
 }
@@ -396,6 +409,41 @@ static int timer_hold_change(unsigned flags, long delta)
 		timer_update(e, true);
 	else if (before + delta == 0 && atomic_load_explicit(&e->timer_armed, memory_order_relaxed))
 		timer_update(e, false);
+	return 0;
+}
+
+/*
+ * New work under a hold ends the back-off (PIANO_TIMER_MAX_US), so that its
+ * first step gets a tick within a period: an interval grown while one
+ * operation waited for a late peer, or while a program went from one phase
+ * to the next under the same hold, would otherwise delay the first tick of
+ * the next operation by up to the limit (what made MPICH's 16 MiB overlap
+ * with the receiver computing slower with the back-off, docs/mpi.md). While
+ * the timer keeps its period a renew costs one relaxed load of
+ * `timer_slow`; the reset itself is taken under timer_lock, where the timer
+ * thread reads `timer_renewed` before its next interval.
+ */
+PIANO_API int piano_timer_renew(void)
+{
+	struct piano_engine *e = engine_get();
+	if (!e)
+		return PIANO_ENOTINIT;
+	if (!atomic_load_explicit(&e->timer_slow, memory_order_relaxed))
+		return 0;
+	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
+	pthread_mutex_lock(&e->timer_lock);
+	atomic_store_explicit(&e->timer_slow, 0, memory_order_relaxed);
+	/* seq_cst: the queues-mode nap reads it before sleeping (timer_main). */
+	atomic_store(&e->timer_renewed, 1);
+	if (e->timer_fd < 0)
+		park_wake(e); /* queues mode: the timer naps on the park sequence */
+	else if (!engine_stopping(e) && !e->timer_rescue &&
+	         atomic_load_explicit(&e->timer_armed, memory_order_relaxed) &&
+	         e->timer_interval_ns != period) {
+		e->timer_interval_ns = period;
+		timer_set(e, period);
+	}
+	pthread_mutex_unlock(&e->timer_lock);
 	return 0;
 }
 
