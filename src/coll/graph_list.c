@@ -32,6 +32,8 @@ void graph_list_add(piano_graph_t *g)
 	 * order (a running graph is in flight: docs/mpi.md, "Do no harm"). */
 	if (atomic_fetch_add(&nrunning, 1) == 0)
 		piano_timer_hold(PIANO_TIMER_PREDICTED);
+	else
+		piano_timer_renew(); /* a backed-off timer ticks for it at once */
 	pthread_mutex_unlock(&list_lock);
 }
 

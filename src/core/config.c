@@ -96,8 +96,11 @@ const struct piano_setting_spec config_core_table[] = {
 	  "up to this value, and returns to "
 	  "`PIANO_TIMER_PERIOD_US` after a round that did some (or after the engine parked): "
 	  "fewer wake-ups on busy cores while pending operations wait for a peer, but a "
-	  "reaction bounded by this value instead of the period when every core is busy. `0`, "
-	  "or any value not above the period: fixed period." },
+	  "reaction bounded by this value instead of the period when every core is busy; "
+	  "`piano_timer_renew()` (new work) brings the period back at once. `0`, "
+	  "or any value not above the period: fixed period. Unset, the MPI layer makes it 4000 "
+	  "on a node with no more ranks than CPUs, renews at each new tracked request or graph "
+	  "and counts a tick whose MPI call moved data as work (docs/mpi.md, \"Do no harm\")." },
 	{ "PIANO_SPIN_US", PIANO_SETTING_INT, "20", 0, 10000000, NULL, NULL, NULL,
 	  "How long `piano_ltask_wait()` and `piano_cond_wait*()` (except "
 	  "`piano_cond_wait_spin()`, which takes its own) poll explicitly before sleeping on a "

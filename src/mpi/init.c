@@ -37,7 +37,7 @@ static const char *pmpi_warn_hint = "";
 
 /* What the MPI layer decides for the engine, passed to piano_init_with(). */
 struct overrides {
-	struct piano_override ov[8];
+	struct piano_override ov[12];
 	int n;
 	char bind[256];
 };
@@ -266,6 +266,25 @@ static void timer_mode(struct overrides *o)
 }
 
 /*
+ * The timer backs off (PIANO_TIMER_MAX_US) while its ticks find nothing to
+ * do: an operation held in flight by a late peer cost a memory-bound
+ * kernel 3-5 % at one tick per millisecond on every core (docs/performance.md,
+ * "A memory-bound kernel"). Two things keep it from delaying transfers:
+ * a tick whose progress call moved data counts as work (progress.c), and
+ * every newly tracked request or started graph renews the period
+ * (piano_timer_renew), so the first tick of an operation is never late
+ * because earlier ones waited. Left alone when set, and on an
+ * oversubscribed node (its 5 ms period is above the limit: no back-off).
+ */
+static void timer_back_off(struct overrides *o)
+{
+	int src = 0;
+	pmpi_setting("PIANO_TIMER_MAX_US", &src);
+	if (src == PIANO_SOURCE_DEFAULT && !pmpi_g.oversubscribed)
+		override(o, "PIANO_TIMER_MAX_US", "4000");
+}
+
+/*
  * PIANO_MPI_FILE=piano: the file transfer task (fileio.c) needs a blocking
  * helper of its own beside the socket watcher's. Left unset,
  * PIANO_BLOCK_HELPERS gets one more; set by the user, it is kept, and the
@@ -347,6 +366,7 @@ static void setup(int real)
 	placement(&o);
 	oversubscription(&o);
 	timer_mode(&o);
+	timer_back_off(&o);
 	file_helpers(&o);
 	/* Background calls are allowed by the MPI, or serialized by piano. */
 	const bool concurrent = real == MPI_THREAD_MULTIPLE || pmpi_g.serial;

@@ -31,8 +31,12 @@ static uint64_t key_of(MPI_Request r)
  * transitions. Returns whether the count left 0. */
 static bool pending_add(void)
 {
-	if (atomic_fetch_add(&pending, 1) != 0)
+	if (atomic_fetch_add(&pending, 1) != 0) {
+		/* Under the hold already: a timer that backed off while the
+		 * others waited for their peers ticks for this one at once. */
+		piano_timer_renew();
 		return false;
+	}
 	piano_timer_hold(PIANO_TIMER_PREDICTED);
 	return true;
 }
