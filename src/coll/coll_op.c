@@ -51,6 +51,7 @@ static void op_destroy(struct coll_op *op)
 		free(op->scratch[i]);
 	for (int i = 0; i < op->nown; i++)
 		PMPI_Type_free(&op->own[i]);
+	free(op->own);
 	if (op->sh)
 		coll_shadow_put(op->sh);
 	free(op);
@@ -209,9 +210,10 @@ int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **ou
 			goto err_op;
 		}
 		/* The graph names these duplicates from here on. */
-		memcpy(op->own, persist->own, sizeof(op->own));
+		op->own = persist->own;
 		op->nown = persist->nown;
-		persist->nown = 0;
+		persist->own = NULL;
+		persist->nown = persist->cap = 0;
 	} else {
 		op->tag = coll_shadow_tag(op->sh);
 	}

@@ -97,10 +97,10 @@ struct coll_op {
 	/* Persistent (coll_persist.h): req is the application's handle, a
 	 * persistent receive of tag ptag; running and free_pending under that
 	 * file's lock; own: duplicates of the caller's datatypes the graph
-	 * names, freed with the operation. */
+	 * names (an array on the heap), freed with the operation. */
 	bool persistent, running, free_pending;
 	int ptag;
-	MPI_Datatype own[2];
+	MPI_Datatype *own;
 	int nown;
 };
 
@@ -113,8 +113,10 @@ struct coll_op {
  */
 enum { COLL_ENOTAGS = -1 };
 struct coll_persist {
-	MPI_Datatype own[2]; /* duplicates of the caller's derived datatypes */
-	int nown;
+	MPI_Datatype *own; /* duplicates of the caller's derived datatypes (heap) */
+	int nown, cap;
+	MPI_Datatype *lists[2]; /* coll_persist_types()'s arrays, freed at the end */
+	int nlists;
 	int err;            /* a duplicate that failed */
 	struct coll_op *op; /* committed by the builder */
 	struct coll_persist *outer;

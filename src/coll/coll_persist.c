@@ -43,16 +43,47 @@ void coll_persist_begin(struct coll_persist *p)
 
 MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t)
 {
-	if (t == MPI_DATATYPE_NULL || pmpi_type_predefined(t))
+	if (t == MPI_DATATYPE_NULL || pmpi_type_predefined(t) || p->err)
 		return t;
+	if (p->nown == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 4;
+		MPI_Datatype *own = realloc(p->own, sizeof(*own) * (size_t)cap);
+		if (!own) {
+			p->err = MPI_ERR_NO_MEM;
+			return t;
+		}
+		p->own = own;
+		p->cap = cap;
+	}
 	MPI_Datatype d;
-	int rc = p->nown < 2 ? PMPI_Type_dup(t, &d) : MPI_ERR_INTERN;
+	int rc = PMPI_Type_dup(t, &d);
 	if (rc != MPI_SUCCESS) {
 		p->err = rc;
 		return t;
 	}
 	p->own[p->nown++] = d;
 	return d;
+}
+
+const MPI_Datatype *coll_persist_types(struct coll_persist *p, const MPI_Datatype *types, int n)
+{
+	if (!types || n <= 0 || p->err)
+		return types;
+	MPI_Datatype *out = p->nlists < 2 ? malloc(sizeof(*out) * (size_t)n) : NULL;
+	if (!out) {
+		p->err = p->nlists < 2 ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+		return types;
+	}
+	p->lists[p->nlists++] = out;
+	for (int i = 0; i < n; i++) {
+		/* One duplicate per distinct datatype: an all-to-all names the
+		 * same few for every peer. Quadratic, once, at the init. */
+		int j = 0;
+		while (j < i && types[j] != types[i])
+			j++;
+		out[i] = j < i ? out[j] : coll_persist_type(p, types[i]);
+	}
+	return out;
 }
 
 static int commit(struct coll_op *op, MPI_Request *request);
@@ -73,7 +104,13 @@ int coll_persist_end(struct coll_persist *p, int rc, MPI_Request *request)
 	 * ran). */
 	for (int i = 0; i < p->nown; i++)
 		PMPI_Type_free(&p->own[i]);
-	p->nown = 0;
+	free(p->own);
+	p->own = NULL;
+	p->nown = p->cap = 0;
+	/* The builder copied each block's datatype into its nodes. */
+	for (int i = 0; i < p->nlists; i++)
+		free(p->lists[i]);
+	p->nlists = 0;
 	return rc;
 }
 

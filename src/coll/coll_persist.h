@@ -23,6 +23,7 @@
  *   struct coll_persist p;
  *   coll_persist_begin(&p);
  *   type = coll_persist_type(&p, type);      (each datatype argument)
+ *   types = coll_persist_types(&p, types, n); (each array of them)
  *   rc = coll_ibcast(..., request);          (builds, does not start)
  *   rc = coll_persist_end(&p, rc, request);  (the handle)
  *
@@ -44,6 +45,10 @@ void coll_persist_begin(struct coll_persist *p);
 /* The datatype the graph is to use for t: t itself when predefined, else a
  * duplicate the operation owns (t, and p->err set, when that fails). */
 MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t);
+/* The same for an array of n datatypes (alltoallw's): an array valid until
+ * coll_persist_end() (types itself, and p->err set, on failure). At most
+ * two per operation. */
+const MPI_Datatype *coll_persist_types(struct coll_persist *p, const MPI_Datatype *types, int n);
 /* Ends persistent mode: the handle of the operation the builder committed
  * in *request; returns rc (the builder's), or the error that kept the
  * handle from being made. */

@@ -117,6 +117,7 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 	if ((c)->persistent)      \
 	coll_persist_begin(&pers)
 #define GRAPH_TYPE(c, t) ((c)->persistent ? coll_persist_type(&pers, (t)) : (t))
+#define GRAPH_TYPES(c, t, n) ((c)->persistent ? coll_persist_types(&pers, (t), (n)) : (t))
 #define GRAPH_END(c, rc)                                                                         \
 	do {                                                                                     \
 		if ((c)->persistent)                                                             \
@@ -340,28 +341,46 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
 	                     recvtype, comm, ICALL(request, REPORT_SITE()));
 }
 
+static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                         const struct call *c)
+{
+	pmpi_ensure();
+	/* In place, as Ialltoallv's: the MPI's. */
+	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
+	                   recv = typed(recvbuf, recvcounts, rdispls, recvtypes);
+	int size = 0;
+	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && sendtypes && recvtypes &&
+	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	              blocks_ok(comm, &send) && blocks_ok(comm, &recv) &&
+	                      PMPI_Comm_size(comm, &size) == MPI_SUCCESS)) {
+		GRAPH_BEGIN(c);
+		send.types = GRAPH_TYPES(c, sendtypes, size);
+		recv.types = GRAPH_TYPES(c, recvtypes, size);
+		int rc = coll_ialltoall(send, recv, comm, c->request);
+		GRAPH_END(c, rc);
+		if (rc != COLL_ENOTAGS)
+			return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL, rc, c);
+	}
+	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
+	                   NATIVE(c,
+	                          PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                          recvcounts, rdispls, recvtypes, comm, c->request),
+	                          Alltoallw_init,
+	                          (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                           rdispls, recvtypes, comm, c->info, c->request)),
+	                   c);
+}
+
 PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                                const MPI_Datatype sendtypes[], void *recvbuf,
                                const int recvcounts[], const int rdispls[],
                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const struct call *c = ICALL(request, REPORT_SITE());
-	pmpi_ensure();
-	/* In place, as Ialltoallv's: the MPI's. */
-	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
-	                   recv = typed(recvbuf, recvcounts, rdispls, recvtypes);
-	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && sendtypes && recvtypes &&
-	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
-	              blocks_ok(comm, &send) && blocks_ok(comm, &recv)))
-		return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
-		                   coll_ialltoall(send, recv, comm, request), c);
-	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes,
-	                                              recvbuf, recvcounts, rdispls, recvtypes, comm,
-	                                              request),
-	                              request),
-	                   c);
+	return ialltoallw_at(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                     recvtypes, comm, ICALL(request, REPORT_SITE()));
 }
 
 static int ibarrier_at(MPI_Comm comm, const struct call *c)
@@ -558,9 +577,19 @@ static bool neighbor_ok(MPI_Comm comm, const struct coll_blocks *send, bool per_
 static int neighbor_graph(bool alltoall, struct coll_blocks send, struct coll_blocks recv,
                           MPI_Comm comm, const struct call *c)
 {
+	/* The persistent alltoallw's datatypes, one per neighbour (the
+	 * counts succeeded in neighbor_ok()). */
+	int nin = 0, nout = 0;
+	if (c->persistent && send.types)
+		coll_neighbor_counts(comm, &nin, &nout);
 	GRAPH_BEGIN(c);
-	send.type = GRAPH_TYPE(c, send.type);
-	recv.type = GRAPH_TYPE(c, recv.type);
+	if (send.types) { /* .type is unset */
+		send.types = GRAPH_TYPES(c, send.types, nout);
+		recv.types = GRAPH_TYPES(c, recv.types, nin);
+	} else {
+		send.type = GRAPH_TYPE(c, send.type);
+		recv.type = GRAPH_TYPE(c, recv.type);
+	}
 	int rc = coll_ineighbor(alltoall, send, recv, comm, c->request);
 	GRAPH_END(c, rc);
 	return rc;
@@ -671,17 +700,14 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcount
 	                             ICALL(request, REPORT_SITE()));
 }
 
-/* Each block its own datatype at a byte displacement: as graphs for the
- * non-blocking form only (a persistent one would have to hold every
- * datatype of the arrays: the MPI's). */
-PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                        void *recvbuf, const int recvcounts[],
-                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                        MPI_Comm comm, MPI_Request *request)
+/* Each block its own datatype at a byte displacement (a persistent graph
+ * holds a duplicate of each derived one). */
+static int ineighbor_alltoallw_at(const void *sendbuf, const int sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                  void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                  const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                  const struct call *c)
 {
-	PMPI_APP_SCOPE();
-	const struct call *c = ICALL(request, REPORT_SITE());
 	pmpi_ensure();
 	struct coll_blocks send = { .base = sendbuf,
 		                    .counts = sendcounts,
@@ -699,11 +725,25 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcount
 			return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
 	}
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls,
-	                                                       sendtypes, recvbuf, recvcounts,
-	                                                       rdispls, recvtypes, comm, request),
-	                              request),
+	                   NATIVE(c,
+	                          PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
+	                                                   recvbuf, recvcounts, rdispls, recvtypes,
+	                                                   comm, c->request),
+	                          Neighbor_alltoallw_init,
+	                          (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                           rdispls, recvtypes, comm, c->info, c->request)),
 	                   c);
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void *recvbuf, const int recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_alltoallw_at(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                              rdispls, recvtypes, comm, ICALL(request, REPORT_SITE()));
 }
 
 static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -938,8 +978,8 @@ PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const
  * are (PIANO_COLL names the non-blocking form: graph:ibcast also runs
  * MPI_Bcast_init), with a user-defined reduction operation on the MPI's
  * own (the application may free its MPI_Op while the request lives, and
- * MPI offers no way to hold one); MPI_Alltoallw_init and the
- * neighbourhood forms always on the MPI's.
+ * MPI offers no way to hold one). Each derived datatype the graph names,
+ * alltoallw's arrays included, is duplicated at the init.
  */
 PMPI_EXPORT int PCOLL_NAME(Allgather_init)(const void *sendbuf, int sendcount,
                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -1130,6 +1170,30 @@ PMPI_EXPORT int PCOLL_NAME(Scatterv_init)(const void *sendbuf, const int sendcou
 	PMPI_APP_SCOPE();
 	return iscatterv_at(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
 	                    root, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Alltoallw_init)(const void *sendbuf, const int sendcounts[],
+                                           const int sdispls[], const MPI_Datatype sendtypes[],
+                                           void *recvbuf, const int recvcounts[],
+                                           const int rdispls[], const MPI_Datatype recvtypes[],
+                                           MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ialltoallw_at(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                     recvtypes, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int PCOLL_NAME(Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[],
+                                                    const MPI_Aint sdispls[],
+                                                    const MPI_Datatype sendtypes[], void *recvbuf,
+                                                    const int recvcounts[],
+                                                    const MPI_Aint rdispls[],
+                                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                                    MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_alltoallw_at(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                              rdispls, recvtypes, comm, PCALL(request, info));
 }
 #endif
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Persistent collectives (MPI-4's MPI_<coll>_init, Open MPI's
- * MPIX_<coll>_init): sixteen of them initialized once and started RUNS
+ * MPIX_<coll>_init): nineteen of them initialized once and started RUNS
  * times with new data, each run's results compared with the MPI's blocking
  * collectives. Started one by one (MPI_Start + MPI_Wait, or MPI_Test until
  * done) and all at once with a persistent send and receive among them
@@ -9,7 +9,11 @@
  * type (with the argument `free-type` freed by the application right after
  * the init: piano's graph holds its own duplicate, Open MPI 4.1.4's own
  * persistent broadcast then crashes); an allreduce with a non-commutative
- * user-defined operation (left to the MPI by piano); on MPI-4 a broadcast
+ * user-defined operation (left to the MPI by piano); an all-to-all with a
+ * datatype per peer (MPI_Alltoallw_init: contiguous ints for even peers, a
+ * strided vector for odd ones, freed after the init like the broadcast's)
+ * and a neighbourhood one on a distributed-graph ring
+ * (MPI_Neighbor_alltoallw_init, the same datatypes); on MPI-4 a broadcast
  * and an allreduce whose rank 0 calls the large-count inits (MPI_Bcast_init_c)
  * and the others the int ones. Under PIANO_COLL=graph
  * the ctest entry also asks PIANO_STATS to show the graphs made. Skipped
@@ -25,7 +29,7 @@
 enum {
 	N = 1500, /* ints per block: several pipeline segments at 4 KiB */
 	RUNS = 6,
-	NCOLL = 17,
+	NCOLL = 19,
 	NP2P = NCOLL + 2, /* and a persistent send and receive */
 #if MPI_VERSION >= 4
 	NREQ = NP2P + 2, /* and a broadcast and an allreduce whose rank 0 calls the _c forms */
@@ -91,6 +95,36 @@ int main(int argc, char **argv)
 	CHECK_MPI(MPI_Type_commit(&every_other));
 	MPI_Op twice;
 	CHECK_MPI(MPI_Op_create(twice_plus, 0, &twice));
+	/* Alltoallw's blocks: M ints from/to each peer, contiguous for even
+	 * peers, every other int of the block for odd ones (one vector). Two
+	 * copies of the vector: the init's may be freed right after it. */
+	enum { M = N / 2 };
+	MPI_Datatype strided[2];
+	for (int k = 0; k < 2; k++) {
+		CHECK_MPI(MPI_Type_vector(M, 1, 2, MPI_INT, &strided[k]));
+		CHECK_MPI(MPI_Type_commit(&strided[k]));
+	}
+	int *wcounts = malloc(sizeof(int) * (size_t)size),
+	    *wdispls = malloc(sizeof(int) * (size_t)size);
+	MPI_Datatype *wtypes = malloc(sizeof(MPI_Datatype) * (size_t)size),
+	             *wcheck = malloc(sizeof(MPI_Datatype) * (size_t)size);
+	CHECK(wcounts && wdispls && wtypes && wcheck);
+	for (int i = 0; i < size; i++) {
+		wcounts[i] = i % 2 ? 1 : M;
+		wdispls[i] = i * N * (int)sizeof(int);
+		wtypes[i] = i % 2 ? strided[0] : MPI_INT;
+		wcheck[i] = i % 2 ? strided[1] : MPI_INT;
+	}
+	/* The ring as a distributed graph: one neighbour each way (Cartesian
+	 * rings of 1-2 ranks are where the MPIs disagree on directions). */
+	int left = (rank + size - 1) % size, right = (rank + 1) % size;
+	MPI_Comm ring;
+	int weight = 1; /* MPI_UNWEIGHTED's size-0 object trips gcc's overread check */
+	CHECK_MPI(MPI_Dist_graph_create_adjacent(comm, 1, &left, &weight, 1, &right, &weight,
+	                                         MPI_INFO_NULL, 0, &ring));
+	int ncount_out = 1, ncount_in = M;
+	MPI_Aint nzero = 0;
+	MPI_Datatype ntype_out = strided[0], ntype_in = MPI_INT, ncheck_out = strided[1];
 
 	MPI_Request r[NREQ];
 	CHECK_MPI(PCOLL(Bcast_init)(b[0].recv, N, MPI_INT, root, comm, info, &r[0]));
@@ -120,14 +154,22 @@ int main(int argc, char **argv)
 	CHECK_MPI(PCOLL(Scatterv_init)(b[14].send, vcounts, vdispls, MPI_INT, b[14].recv,
 	                               vcounts[rank], MPI_INT, root, comm, info, &r[14]));
 	CHECK_MPI(PCOLL(Bcast_init)(b[15].recv, 1, every_other, 0, comm, info, &r[15]));
+	CHECK_MPI(PCOLL(Alltoallw_init)(b[17].send, wcounts, wdispls, wtypes, b[17].recv, wcounts,
+	                                wdispls, wtypes, comm, info, &r[17]));
+	CHECK_MPI(PCOLL(Neighbor_alltoallw_init)(b[18].send, &ncount_out, &nzero, &ntype_out,
+	                                         b[18].recv, &ncount_in, &nzero, &ntype_in, ring,
+	                                         info, &r[18]));
 	bool free_type = argc > 1 && !strcmp(argv[1], "free-type");
-	if (free_type) /* the request must hold what it needs */
+	if (free_type) { /* the request must hold what it needs */
 		CHECK_MPI(MPI_Type_free(&every_other));
+		CHECK_MPI(MPI_Type_free(&strided[0]));
+	}
 	CHECK_MPI(PCOLL(Allreduce_init)(b[16].send, b[16].recv, N, MPI_INT, twice, comm, info,
 	                                &r[16]));
 	int ring_out[4], ring_in[4];
-	CHECK_MPI(MPI_Send_init(ring_out, 4, MPI_INT, (rank + 1) % size, 5, comm, &r[17]));
-	CHECK_MPI(MPI_Recv_init(ring_in, 4, MPI_INT, (rank + size - 1) % size, 5, comm, &r[18]));
+	CHECK_MPI(MPI_Send_init(ring_out, 4, MPI_INT, (rank + 1) % size, 5, comm, &r[NCOLL]));
+	CHECK_MPI(MPI_Recv_init(ring_in, 4, MPI_INT, (rank + size - 1) % size, 5, comm,
+	                        &r[NCOLL + 1]));
 #if MPI_VERSION >= 4
 	/* A rank may call the large-count form while the others call the int
 	 * form: both must take the same path. */
@@ -241,6 +283,14 @@ int main(int argc, char **argv)
 			CHECK(b[15].recv[i] == (i % 2 == 0 || rank == 0 ? value(0, i, run) : -7));
 		CHECK_MPI(MPI_Allreduce(b[16].send, b[16].want, N, MPI_INT, twice, comm));
 		CHECK(!memcmp(b[16].want, b[16].recv, sizeof(int) * N));
+		for (int i = 0; i < nall; i++)
+			b[17].want[i] = b[18].want[i] = -7;
+		CHECK_MPI(MPI_Alltoallw(b[17].send, wcounts, wdispls, wcheck, b[17].want, wcounts,
+		                        wdispls, wcheck, comm));
+		CHECK(!memcmp(b[17].want, b[17].recv, sizeof(int) * (size_t)nall));
+		CHECK_MPI(MPI_Neighbor_alltoallw(b[18].send, &ncount_out, &nzero, &ncheck_out,
+		                                 b[18].want, &ncount_in, &nzero, &ntype_in, ring));
+		CHECK(!memcmp(b[18].want, b[18].recv, sizeof(int) * (size_t)nall));
 		for (int i = 0; i < 4; i++)
 			CHECK(ring_in[i] == value((rank + size - 1) % size, i, run));
 #if MPI_VERSION >= 4
@@ -261,8 +311,16 @@ int main(int argc, char **argv)
 	CHECK_MPI(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, comm));
 	CHECK(total == size);
 	CHECK_MPI(MPI_Op_free(&twice));
-	if (!free_type)
+	if (!free_type) {
 		CHECK_MPI(MPI_Type_free(&every_other));
+		CHECK_MPI(MPI_Type_free(&strided[0]));
+	}
+	CHECK_MPI(MPI_Type_free(&strided[1]));
+	CHECK_MPI(MPI_Comm_free(&ring));
+	free(wcounts);
+	free(wdispls);
+	free(wtypes);
+	free(wcheck);
 	CHECK_MPI(MPI_Comm_free(&comm));
 	for (int k = 0; k < NCOLL; k++) {
 		free(b[k].send);
