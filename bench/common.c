@@ -93,7 +93,7 @@ double median_of(double *v, size_t n)
 /* ----------------------------------------------------- configuration */
 
 /* Every field NULL: the registry's defaults (bcfg_pairs). */
-const struct bcfg bcfg_default = { NULL };
+const struct bcfg bcfg_default = { 0 };
 
 #define NVARS 8
 
