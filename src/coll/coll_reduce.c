@@ -16,6 +16,7 @@
  * result is the operation over the ranks in increasing order, as MPI
  * requires. Buffers: one scratch buffer per child, the full count each.
  */
+#include "base.h"
 #include "coll_algo.h"
 #include "coll_op.h"
 #include "graph_internal.h"
@@ -325,40 +326,83 @@ static int block_start(int b, int n, int size) { return (int)((long)b * n / size
  * the half reduce-scatter step k sent away (the receive waits for that
  * send). Each block is reduced on one rank only, so every rank ends with
  * the same bits. The running value lives in recvbuf, sendbuf copied first.
+ *
+ * On other than a power of two of ranks, as Rabenseifner does: with pof2
+ * the largest power of two below size and rem = size - pof2, the first
+ * 2 rem ranks pair up; each even one sends its segment to the odd one
+ * after it, which reduces it into its own (commutative: the pair combines
+ * out of rank order), and waits for the result. The odd ones (virtual rank
+ * rank / 2) and the ranks from 2 rem on (rank - rem) run the algorithm
+ * above as pof2 ranks, and each odd one sends the result back. Every
+ * other rank moves 2 (pof2 - 1) / pof2 of the vector plus, for the pairs,
+ * one vector each way, where the tree's reduction and broadcast move the
+ * whole vector once per level up and once per level down.
  */
+static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+
 static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
                              MPI_Datatype type, MPI_Op mop, long segment)
 {
 	int rc = MPI_SUCCESS;
 	struct layout l = layout_of(type, count);
-	int nsteps = doubling_steps(op->size);
-	char *tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nsteps);
+	int pof2 = 1;
+	while (pof2 <= op->size / 2)
+		pof2 *= 2;
+	int rem = op->size - pof2;
+	bool paired = op->rank < 2 * rem, extra = paired && op->rank % 2 == 0;
+	int me = paired ? op->rank / 2 : op->rank - rem; /* the virtual rank */
+	int nsteps = doubling_steps(pof2);
+	/* A span per step, and one for the partner's segment of a pair. */
+	char *tmp = coll_op_scratch(op, (size_t)l.span * (size_t)(nsteps + 1));
 	if (!tmp)
 		return MPI_ERR_NO_MEM;
-	int seg = 0;
-	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
-	                         op->ntags / (2 * nsteps), &seg);
-	op->seg_tags = 2 * nsteps;
+	atomic_fetch_add_explicit(&pmpi_g.graph_redscat, 1, memory_order_relaxed);
+	int seg = 0, seg_tags = 2 * nsteps + 2; /* the steps', the pair's two */
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / seg_tags,
+	                         &seg);
+	op->seg_tags = seg_tags;
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg; j++) {
 		int n;
 		MPI_Aint off = segment_at(j, seg, count, l.extent, &n);
 		char *res = (char *)recvbuf + off;
-		int tag = op->tag + j * 2 * nsteps;
+		int tag = op->tag + j * seg_tags, pair_tag = tag + 2 * nsteps;
 		int last = -1;         /* the node that last wrote the half kept */
 		int sent[32];          /* reduce-scatter step k's send */
 		int wrote[33], nw = 0; /* the nodes that wrote what the rank holds */
 		if (sendbuf != MPI_IN_PLACE)
 			COLL_ADD(piano_graph_add_copy(op->g, (const char *)sendbuf + off, n, type,
 			                              res, n, type, &last));
-		int lo = 0, hi = op->size;
+		if (extra) { /* its segment to rank + 1, the result back */
+			int s = -1, r = -1;
+			COLL_ADD(piano_graph_add_send(op->g, res, n, type, op->rank + 1, pair_tag,
+			                              &s));
+			if (last >= 0)
+				COLL_ADD(piano_graph_add_edge(op->g, last, s));
+			COLL_ADD(piano_graph_add_recv(op->g, res, n, type, op->rank + 1,
+			                              pair_tag + 1, &r));
+			COLL_ADD(piano_graph_add_edge(op->g, s, r));
+			continue;
+		}
+		if (paired) { /* rank - 1's segment reduced into its own */
+			char *t = tmp + (size_t)l.span * (size_t)nsteps + l.shift + off;
+			int r = -1, red = -1;
+			COLL_ADD(piano_graph_add_recv(op->g, t, n, type, op->rank - 1, pair_tag,
+			                              &r));
+			COLL_ADD(piano_graph_add_reduce(op->g, t, res, n, type, mop, &red));
+			COLL_ADD(piano_graph_add_edge(op->g, r, red));
+			if (last >= 0)
+				COLL_ADD(piano_graph_add_edge(op->g, last, red));
+			last = red;
+		}
+		int lo = 0, hi = pof2;
 		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
-			int mask = op->size >> (k + 1), partner = op->rank ^ mask;
+			int mask = pof2 >> (k + 1), partner = real_rank(me ^ mask, rem);
 			int mid = (lo + hi) / 2;
-			bool upper = op->rank & mask;
+			bool upper = me & mask;
 			int klo = upper ? mid : lo, khi = upper ? hi : mid;
 			int slo = upper ? lo : mid, shi = upper ? mid : hi;
-			int k0 = block_start(klo, n, op->size), k1 = block_start(khi, n, op->size);
-			int s0 = block_start(slo, n, op->size), s1 = block_start(shi, n, op->size);
+			int k0 = block_start(klo, n, pof2), k1 = block_start(khi, n, pof2);
+			int s0 = block_start(slo, n, pof2), s1 = block_start(shi, n, pof2);
 			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off + k0 * l.extent;
 			int r = -1, s = -1, red = -1;
 			COLL_ADD(piano_graph_add_recv(op->g, t, k1 - k0, type, partner, tag + k,
@@ -379,10 +423,10 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 		}
 		wrote[nw++] = last;
 		for (int k = nsteps - 1; k >= 0 && rc == MPI_SUCCESS; k--) {
-			int mask = op->size >> (k + 1), partner = op->rank ^ mask;
-			int w = hi - lo, plo = (op->rank & mask) ? lo - w : hi, phi = plo + w;
-			int h0 = block_start(lo, n, op->size), h1 = block_start(hi, n, op->size);
-			int p0 = block_start(plo, n, op->size), p1 = block_start(phi, n, op->size);
+			int mask = pof2 >> (k + 1), partner = real_rank(me ^ mask, rem);
+			int w = hi - lo, plo = (me & mask) ? lo - w : hi, phi = plo + w;
+			int h0 = block_start(lo, n, pof2), h1 = block_start(hi, n, pof2);
+			int p0 = block_start(plo, n, pof2), p1 = block_start(phi, n, pof2);
 			int s = -1, r = -1;
 			COLL_ADD(piano_graph_add_send(op->g, res + h0 * l.extent, h1 - h0, type,
 			                              partner, tag + nsteps + k, &s));
@@ -395,6 +439,13 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 			lo = plo < lo ? plo : lo;
 			hi = phi > hi ? phi : hi;
 		}
+		if (paired) { /* the result to rank - 1, once all of it is here */
+			int s = -1;
+			COLL_ADD(piano_graph_add_send(op->g, res, n, type, op->rank - 1,
+			                              pair_tag + 1, &s));
+			for (int i = 0; i < nw; i++)
+				COLL_ADD(piano_graph_add_edge(op->g, wrote[i], s));
+		}
 	}
 	return rc;
 }
@@ -404,13 +455,13 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 static int allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype type, MPI_Op mop, long segment)
 {
-	if ((op->size & (op->size - 1)) != 0)
-		return tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 	int commute = 0, tsize = 0;
 	PMPI_Op_commutative(mop, &commute);
 	PMPI_Type_size(type, &tsize);
 	if (op->size > 1 && commute && count >= op->size && (long)count * tsize >= coll_redscat_min)
 		return redscat_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
+	if ((op->size & (op->size - 1)) != 0)
+		return tree_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 	return doubling_allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
 }
 
