@@ -7,7 +7,9 @@
  *
  * For MPI_Ibcast (root 0, MPI_CHAR), MPI_Iallreduce (MPI_FLOAT, MPI_SUM,
  * size/4 elements), MPI_Ialltoall (size bytes of MPI_CHAR to each rank, as
- * OSU counts it) and MPI_Ibarrier (no size), on every rank:
+ * OSU counts it), MPI_Ibarrier (no size) and MPI_Ireduce_scatter_block
+ * (MPI_FLOAT, MPI_SUM, a vector of size/4 elements, size/4/ranks per rank
+ * and at least one, as osu_ireduce_scatter counts it), on every rank:
  *   t_pure     start the collective, wait for it at once;
  *   t_comp     the computation alone: a fixed number of triad element
  *              updates (L2-resident arrays) calibrated before MPI_Init,
@@ -56,8 +58,8 @@
 
 static const char *usage_text =
         "usage: bench_nbc [options]   (any number of ranks >= 2)\n"
-        "  --colls LIST     ibcast, iallreduce, ialltoall and/or ibarrier\n"
-        "                   (default all)\n"
+        "  --colls LIST     ibcast, iallreduce, ialltoall, ibarrier and/or\n"
+        "                   ireduce_scatter (MPI_Ireduce_scatter_block) (default all)\n"
         "  --sizes LIST     message sizes, e.g. 4,1K,1M (default 4B..1MiB, x4;\n"
         "                   quick 4B,1KiB,64KiB,1MiB); Iallreduce rounds them\n"
         "                   down to whole floats (at least one); Ialltoall\n"
@@ -74,8 +76,9 @@ static const char *usage_text =
         "  --persistent     the persistent collectives instead (MPI_Bcast_init ...,\n"
         "                   started by MPI_Start)\n";
 
-enum { C_IBCAST, C_IALLREDUCE, C_IALLTOALL, C_IBARRIER, NCOLLS };
-static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ialltoall", "ibarrier" };
+enum { C_IBCAST, C_IALLREDUCE, C_IALLTOALL, C_IBARRIER, C_IREDUCE_SCATTER, NCOLLS };
+static const char *coll_names[NCOLLS] = { "ibcast", "iallreduce", "ialltoall", "ibarrier",
+	                                  "ireduce_scatter" };
 
 struct opts {
 	int colls[NCOLLS];
@@ -160,6 +163,7 @@ static int parse(int argc, char **argv, struct bm_opts *co, struct opts *o,
 struct point {
 	int coll;
 	long size;
+	int block; /* MPI_Ireduce_scatter_block's elements per rank */
 	void *sbuf, *rbuf;
 	struct bm_triad *triad;
 	MPI_Request persistent; /* the initialized request, or MPI_REQUEST_NULL */
@@ -190,6 +194,10 @@ static void post(struct point *p, MPI_Request *req, int init)
 	case C_IALLTOALL:
 		PCALL(MPI_Ialltoall, Alltoall, p->sbuf, (int)p->size, MPI_CHAR, p->rbuf,
 		      (int)p->size, MPI_CHAR, MPI_COMM_WORLD);
+		break;
+	case C_IREDUCE_SCATTER:
+		PCALL(MPI_Ireduce_scatter_block, Reduce_scatter_block, p->sbuf, p->rbuf, p->block,
+		      MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		break;
 	default: PCALL(MPI_Ibarrier, Barrier, MPI_COMM_WORLD); break;
 	}
@@ -340,7 +348,8 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&rmax, &rates[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
 	bm_header(&ctx, "piano non-blocking collectives benchmark: overlap and "
-	                      "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ialltoall/osu_ibarrier, uKACC)");
+	                "CPU time (OSU osu_ibcast/osu_iallreduce/osu_ialltoall/osu_ibarrier/"
+	                "osu_ireduce_scatter, uKACC)");
 	if (o.persistent)
 		bm_hline(&ctx,
 		         "persistent collectives: initialized once per point, MPI_Start each time");
@@ -359,7 +368,7 @@ int main(int argc, char **argv)
 	bm_hline(&ctx, "cpu_*: process CPU time (all threads, getrusage) per op, mean over "
 	        "ranks, us; cpu_comm = cpu_ovl - cpu_comp");
 	static const struct bm_col cols[] = {
-		{ "coll", BM_COL_STR, 10, NULL },
+		{ "coll", BM_COL_STR, 15, NULL },
 		{ "size", BM_COL_SIZE, 8, "size_bytes" },
 		{ "iters", BM_COL_INT, 6, NULL },
 		{ "pure(us)", BM_COL_F4, 10, "t_pure_us" },
@@ -389,6 +398,11 @@ int main(int argc, char **argv)
 				           .persistent = MPI_REQUEST_NULL };
 			if (c == C_IALLREDUCE)
 				p.size = p.size < 4 ? 4 : p.size / 4 * 4;
+			if (c == C_IREDUCE_SCATTER) {
+				long per = p.size / 4 / ctx.size;
+				p.block = per < 1 ? 1 : (int)per;
+				p.size = 4L * p.block * ctx.size;
+			}
 			if (o.persistent)
 				post(&p, &p.persistent, 1);
 			double t, cpu;

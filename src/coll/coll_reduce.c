@@ -340,6 +340,24 @@ static int block_start(int b, int n, int size) { return (int)((long)b * n / size
  */
 static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
 
+/* Step k of recursive halving over pof2 virtual blocks at virtual rank me,
+ * which covers blocks [*lo, *hi): it keeps the half that holds block me
+ * (the new [*lo, *hi)) and sends [*slo, *shi) to the real rank returned. */
+static int halving_step(int me, int k, int pof2, int rem, int *lo, int *hi, int *slo, int *shi)
+{
+	int mask = pof2 >> (k + 1), mid = (*lo + *hi) / 2;
+	if (me & mask) {
+		*slo = *lo;
+		*shi = mid;
+		*lo = mid;
+	} else {
+		*slo = mid;
+		*shi = *hi;
+		*hi = mid;
+	}
+	return real_rank(me ^ mask, rem);
+}
+
 static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
                              MPI_Datatype type, MPI_Op mop, long segment)
 {
@@ -396,12 +414,9 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 		}
 		int lo = 0, hi = pof2;
 		for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
-			int mask = pof2 >> (k + 1), partner = real_rank(me ^ mask, rem);
-			int mid = (lo + hi) / 2;
-			bool upper = me & mask;
-			int klo = upper ? mid : lo, khi = upper ? hi : mid;
-			int slo = upper ? lo : mid, shi = upper ? mid : hi;
-			int k0 = block_start(klo, n, pof2), k1 = block_start(khi, n, pof2);
+			int slo, shi,
+			        partner = halving_step(me, k, pof2, rem, &lo, &hi, &slo, &shi);
+			int k0 = block_start(lo, n, pof2), k1 = block_start(hi, n, pof2);
 			int s0 = block_start(slo, n, pof2), s1 = block_start(shi, n, pof2);
 			char *t = tmp + (size_t)l.span * (size_t)k + l.shift + off + k0 * l.extent;
 			int r = -1, s = -1, red = -1;
@@ -418,8 +433,6 @@ static int redscat_allreduce(struct coll_op *op, const void *sendbuf, void *recv
 			}
 			sent[k] = s;
 			last = red;
-			lo = klo;
-			hi = khi;
 		}
 		wrote[nw++] = last;
 		for (int k = nsteps - 1; k >= 0 && rc == MPI_SUCCESS; k--) {
@@ -507,15 +520,229 @@ static int after_all(struct coll_op *op, int node)
 }
 
 /*
- * MPI_Ireduce_scatter and MPI_Ireduce_scatter_block: the allreduce of all
- * `count` elements into scratch, then this rank's block (rcount elements
- * from element `first`) copied to recvbuf once every node of the allreduce
- * has run: in place, recvbuf is the input the allreduce still reads.
+ * MPI_Ireduce_scatter and MPI_Ireduce_scatter_block with a commutative
+ * operation: recursive halving over the blocks themselves, so each rank
+ * reduces and receives only what ends in the blocks it still covers (in
+ * step k half of them), instead of the whole allreduce and a copy: on
+ * size ranks a rank moves (size - 1) / size of the vector, not 2 (size -
+ * 1) / size plus the allgather's steps. Block i of the vector is rank i's
+ * (elements first[i] .. first[i + 1] - 1). As for the allreduce
+ * (redscat_allreduce), beyond a power of two pof2 the first 2 rem ranks
+ * pair up: the even one sends its whole vector to the odd one, which
+ * reduces it into its own and, as virtual rank rank / 2, covers both
+ * ranks' blocks in the halving; at the end it sends the even one its
+ * block. Virtual block v is real block 2v and 2v + 1 for v < rem, real
+ * block v + rem after: contiguous in the vector either way.
+ *
+ * Each exchange (the pair's, and step k's half sent and half received) is
+ * cut in chunks of whole elements of about `segment` bytes, chunk c with
+ * tag tag + c * seg_tags + k, so the window (PIANO_COLL_WINDOW) bounds each
+ * step's chunks and a chunk's reduction runs as soon as that chunk
+ * arrived. The running value: the input until the first reduction, then
+ * the scratch buffer that reduction wrote (received part op input,
+ * commutative), then reduced into in place; a node that reads or writes a
+ * range of it waits for the reductions of the previous step that wrote
+ * any of that range (`writers`, sorted by offset).
  */
-static int reduce_scatter(const void *sendbuf, void *recvbuf, int count, int first, int rcount,
-                          MPI_Datatype type, MPI_Op mop, struct coll_op *op, long segment,
-                          MPI_Request *request)
+struct chunk {
+	int lo, hi, node; /* elements [lo, hi) written by node */
+};
+
+struct halving {
+	struct coll_op *op;
+	MPI_Datatype type;
+	MPI_Op mop;
+	MPI_Aint extent;
+	int seg, seg_tags;
+	const char *input; /* the running value while it is the input */
+	char *cur;         /* the running value once a reduction wrote it */
+	struct chunk *writers, *next;
+	int nwriters, nnext;
+};
+
+/* Edges to `node` from the chunks of list (sorted by offset, disjoint)
+ * that overlap elements [lo, hi). */
+static int after_overlap(struct coll_op *op, const struct chunk *list, int n, int lo, int hi,
+                         int node)
 {
+	int a = 0, b = n; /* the first chunk ending after lo */
+	while (a < b) {
+		int m = a + (b - a) / 2;
+		if (list[m].hi <= lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	int rc = MPI_SUCCESS;
+	for (int i = a; i < n && list[i].lo < hi && rc == MPI_SUCCESS; i++)
+		rc = coll_mpi_error(piano_graph_add_edge(op->g, list[i].node, node));
+	return rc;
+}
+
+/* The running value's elements [lo, hi) sent to peer in chunks (tag index
+ * k); the send nodes go to *sent (in order) when it is not NULL. */
+static int halving_send(struct halving *h, int lo, int hi, int peer, int k, struct chunk *sent,
+                        int *nsent)
+{
+	int rc = MPI_SUCCESS;
+	const char *base = h->cur ? h->cur : h->input;
+	for (int a = lo, c = 0; a < hi && rc == MPI_SUCCESS; a += h->seg, c++) {
+		int b = hi - a < h->seg ? hi : a + h->seg, s = -1;
+		COLL_ADD(piano_graph_add_send(h->op->g, base + (MPI_Aint)a * h->extent, b - a,
+		                              h->type, peer, h->op->tag + c * h->seg_tags + k, &s));
+		if (rc == MPI_SUCCESS && h->cur)
+			rc = after_overlap(h->op, h->writers, h->nwriters, a, b, s);
+		if (sent)
+			sent[(*nsent)++] = (struct chunk){ a, b, s };
+	}
+	return rc;
+}
+
+/* Elements [lo, hi) from peer in chunks (tag index k) into the scratch
+ * buffer tmp (element 0 at tmp), each reduced with the running value as it
+ * arrives; the reductions become the writers of the next step. */
+static int halving_recv(struct halving *h, char *tmp, int lo, int hi, int peer, int k)
+{
+	int rc = MPI_SUCCESS;
+	h->nnext = 0;
+	for (int a = lo, c = 0; a < hi && rc == MPI_SUCCESS; a += h->seg, c++) {
+		int b = hi - a < h->seg ? hi : a + h->seg, r = -1, red = -1;
+		MPI_Aint at = (MPI_Aint)a * h->extent;
+		COLL_ADD(piano_graph_add_recv(h->op->g, tmp + at, b - a, h->type, peer,
+		                              h->op->tag + c * h->seg_tags + k, &r));
+		if (h->cur)
+			COLL_ADD(piano_graph_add_reduce(h->op->g, tmp + at, h->cur + at, b - a,
+			                                h->type, h->mop, &red));
+		else
+			COLL_ADD(piano_graph_add_reduce(h->op->g, h->input + at, tmp + at, b - a,
+			                                h->type, h->mop, &red));
+		COLL_ADD(piano_graph_add_edge(h->op->g, r, red));
+		if (rc == MPI_SUCCESS && h->cur)
+			rc = after_overlap(h->op, h->writers, h->nwriters, a, b, red);
+		h->next[h->nnext++] = (struct chunk){ a, b, red };
+	}
+	if (!h->cur)
+		h->cur = tmp;
+	struct chunk *t = h->writers;
+	h->writers = h->next;
+	h->nwriters = h->nnext;
+	h->next = t;
+	return rc;
+}
+
+/* The elements of virtual block v (v == pof2: the end of the vector). */
+static int vblock_start(int v, int rem, const int *first)
+{
+	return first[v < rem ? 2 * v : v + rem];
+}
+
+static int halving_reduce_scatter(struct coll_op *op, const void *sendbuf, void *recvbuf,
+                                  const int *first, MPI_Datatype type, MPI_Op mop, long segment)
+{
+	int rc = MPI_SUCCESS, size = op->size, rank = op->rank, count = first[size];
+	struct layout l = layout_of(type, count);
+	int pof2 = 1;
+	while (pof2 <= size / 2)
+		pof2 *= 2;
+	int rem = size - pof2, nsteps = doubling_steps(pof2);
+	bool paired = rank < 2 * rem, extra = paired && rank % 2 == 0;
+	int me = paired ? rank / 2 : rank - rem;
+	struct halving h = { .op = op, .type = type, .mop = mop, .extent = l.extent };
+	h.input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	h.seg_tags = nsteps + 2; /* the steps', the pair's two */
+	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags / h.seg_tags,
+	                         &h.seg);
+	if (h.seg < 1)
+		h.seg = 1;
+	op->seg_tags = h.seg_tags;
+	atomic_fetch_add_explicit(&pmpi_g.graph_halving, 1, memory_order_relaxed);
+	/* Scratch: a span per step and one for the pair's vector; the chunk
+	 * lists (the pair's sends need one too). */
+	char *tmp = NULL;
+	if (count > 0 && (nsteps > 0 || paired)) {
+		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)(nsteps + 1));
+		if (!tmp)
+			return MPI_ERR_NO_MEM;
+		tmp += l.shift;
+	}
+	h.writers = malloc(sizeof(struct chunk) * (size_t)nseg);
+	h.next = malloc(sizeof(struct chunk) * (size_t)nseg);
+	if (!h.writers || !h.next) {
+		rc = MPI_ERR_NO_MEM;
+		goto free_lists;
+	}
+	int mine0 = first[rank], mine1 = first[rank + 1];
+	if (extra) { /* its vector to rank + 1, its block back from it */
+		struct chunk *sent = h.next;
+		int nsent = 0;
+		rc = halving_send(&h, 0, count, rank + 1, nsteps, sent, &nsent);
+		for (int a = mine0, c = 0; a < mine1 && rc == MPI_SUCCESS; a += h.seg, c++) {
+			int b = mine1 - a < h.seg ? mine1 : a + h.seg, r = -1;
+			COLL_ADD(piano_graph_add_recv(
+			        op->g, (char *)recvbuf + (MPI_Aint)(a - mine0) * l.extent, b - a,
+			        type, rank + 1, op->tag + c * h.seg_tags + nsteps + 1, &r));
+			/* In place, the block lands on the input still being sent. */
+			if (rc == MPI_SUCCESS && sendbuf == MPI_IN_PLACE)
+				rc = after_overlap(op, sent, nsent, a - mine0, b - mine0, r);
+		}
+		goto free_lists;
+	}
+	if (paired && rc == MPI_SUCCESS)
+		rc = halving_recv(&h, tmp + (size_t)l.span * (size_t)nsteps, 0, count, rank - 1,
+		                  nsteps);
+	int lo = 0, hi = pof2;
+	for (int k = 0; k < nsteps && rc == MPI_SUCCESS; k++) {
+		int slo, shi, partner = halving_step(me, k, pof2, rem, &lo, &hi, &slo, &shi);
+		rc = halving_send(&h, vblock_start(slo, rem, first), vblock_start(shi, rem, first),
+		                  partner, k, NULL, NULL);
+		if (rc == MPI_SUCCESS)
+			rc = halving_recv(&h, tmp + (size_t)l.span * (size_t)k,
+			                  vblock_start(lo, rem, first),
+			                  vblock_start(hi, rem, first), partner, k);
+	}
+	if (paired && rc == MPI_SUCCESS) /* rank - 1's block */
+		rc = halving_send(&h, first[rank - 1], first[rank], rank - 1, nsteps + 1, NULL,
+		                  NULL);
+	/* Its own block out; in place, only once everything that reads the
+	 * input has run. */
+	const char *res = h.cur ? h.cur : h.input;
+	if (rc == MPI_SUCCESS && mine1 > mine0 &&
+	    res + (MPI_Aint)mine0 * l.extent != (const char *)recvbuf) {
+		int copy = -1;
+		COLL_ADD(piano_graph_add_copy(op->g, res + (MPI_Aint)mine0 * l.extent,
+		                              mine1 - mine0, type, recvbuf, mine1 - mine0, type,
+		                              &copy));
+		if (rc == MPI_SUCCESS && h.cur)
+			rc = after_overlap(op, h.writers, h.nwriters, mine0, mine1, copy);
+		if (rc == MPI_SUCCESS && sendbuf == MPI_IN_PLACE)
+			rc = after_all(op, copy);
+	}
+free_lists:
+	free(h.writers);
+	free(h.next);
+	return rc;
+}
+
+/*
+ * MPI_Ireduce_scatter and MPI_Ireduce_scatter_block, rank i's block being
+ * elements first[i] .. first[i + 1] - 1 of the vector: by recursive halving
+ * with a commutative operation; otherwise the allreduce of the whole
+ * vector into scratch (operands in rank order), then this rank's block
+ * copied to recvbuf once every node of the allreduce has run: in place,
+ * recvbuf is the input the allreduce still reads.
+ */
+static int reduce_scatter(const void *sendbuf, void *recvbuf, const int *first, MPI_Datatype type,
+                          MPI_Op mop, struct coll_op *op, long segment, MPI_Request *request)
+{
+	int commute = 0;
+	PMPI_Op_commutative(mop, &commute);
+	if (commute)
+		return finish(op,
+		              halving_reduce_scatter(op, sendbuf, recvbuf, first, type, mop,
+		                                     segment),
+		              request);
+	int count = first[op->size], mine = first[op->rank];
+	int rcount = first[op->rank + 1] - mine;
 	struct layout l = layout_of(type, count);
 	int rc = MPI_SUCCESS;
 	char *all = coll_op_scratch(op, (size_t)l.span);
@@ -527,11 +754,25 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, int count, int fir
 		rc = allreduce(op, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all, count, type,
 		               mop, segment);
 	int copy = -1;
-	COLL_ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)first * l.extent, rcount, type,
-	                              recvbuf, rcount, type, &copy));
+	COLL_ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)mine * l.extent, rcount, type, recvbuf,
+	                              rcount, type, &copy));
 	if (rc == MPI_SUCCESS)
 		rc = after_all(op, copy);
 	return finish(op, rc, request);
+}
+
+/* The blocks' first elements, size + 1 of them (the last: the total);
+ * NULL when out of memory. rcounts NULL: rcount each. The total fits an
+ * int (coll.c). */
+static int *block_firsts(int size, const int *rcounts, int rcount)
+{
+	int *first = malloc(sizeof(int) * ((size_t)size + 1));
+	if (!first)
+		return NULL;
+	first[0] = 0;
+	for (int i = 0; i < size; i++)
+		first[i + 1] = first[i] + (rcounts ? rcounts[i] : rcount);
+	return first;
 }
 
 int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, MPI_Datatype type,
@@ -545,8 +786,12 @@ int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, M
 		return rc;
 	if (coll_op_reused(op))
 		return coll_op_start(op, request);
-	return reduce_scatter(sendbuf, recvbuf, rcount * op->size, rcount * op->rank, rcount, type,
-	                      mop, op, segment, request);
+	int *first = block_firsts(op->size, NULL, rcount);
+	if (!first)
+		return finish(op, MPI_ERR_NO_MEM, request);
+	rc = reduce_scatter(sendbuf, recvbuf, first, type, mop, op, segment, request);
+	free(first);
+	return rc;
 }
 
 int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts, MPI_Datatype type,
@@ -556,14 +801,12 @@ int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts,
 	int rc = coll_op_begin(comm, NULL, &op);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	int count = 0, first = 0; /* the total fits an int (coll.c) */
-	for (int i = 0; i < op->size; i++) {
-		if (i == op->rank)
-			first = count;
-		count += rcounts[i];
-	}
-	return reduce_scatter(sendbuf, recvbuf, count, first, rcounts[op->rank], type, mop, op,
-	                      segment, request);
+	int *first = block_firsts(op->size, rcounts, 0);
+	if (!first)
+		return finish(op, MPI_ERR_NO_MEM, request);
+	rc = reduce_scatter(sendbuf, recvbuf, first, type, mop, op, segment, request);
+	free(first);
+	return rc;
 }
 
 /*
