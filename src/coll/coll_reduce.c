@@ -724,40 +724,115 @@ free_lists:
 }
 
 /*
+ * MPI_Ireduce_scatter(_block) with a non-commutative operation: every rank
+ * sends block j of its input straight to rank j and folds the size parts
+ * of its own block in rank order from the right, acc = part(size - 1),
+ * then acc = part(r) op acc for r = size - 2 .. 0 (MPI_Reduce_local(part,
+ * acc)), so the result is part(0) op part(1) op ... as MPI requires; its
+ * own part is its input, the others are received into scratch (the one
+ * from rank size - 1 straight into acc). A rank moves (size - 1) / size of
+ * the vector each way, where the allreduce moved all of it and reduced
+ * all of it. Each message in chunks of about the segment (tag tag + c, one
+ * stream per pair of ranks, the window bounding each), the fold per chunk.
+ * acc is recvbuf, or in place a scratch buffer copied to recvbuf once
+ * everything that reads the input has run. All size - 1 receives and sends
+ * are posted at start (a window over the peers, as the all-to-all's, is
+ * not applied: size - 1 messages per rank suits the communicator sizes of
+ * a node or a few).
+ */
+static int pairwise_reduce_scatter(struct coll_op *op, const void *sendbuf, void *recvbuf,
+                                   const int *first, MPI_Datatype type, MPI_Op mop, long segment)
+{
+	int rc = MPI_SUCCESS, size = op->size, rank = op->rank;
+	int mine0 = first[rank], n = first[rank + 1] - mine0, maxblock = 0;
+	bool in_place = sendbuf == MPI_IN_PLACE;
+	const char *input = in_place ? recvbuf : sendbuf;
+	if (in_place && size == 1)
+		return MPI_SUCCESS; /* the block is in recvbuf already */
+	for (int j = 0; j < size; j++)
+		if (first[j + 1] - first[j] > maxblock)
+			maxblock = first[j + 1] - first[j];
+	int seg = 0;
+	coll_segments(maxblock, type, coll_op_segment(op, segment), op->ntags, &seg);
+	if (seg < 1)
+		seg = 1;
+	op->seg_tags = 1;
+	atomic_fetch_add_explicit(&pmpi_g.graph_pairwise, 1, memory_order_relaxed);
+	struct layout l = layout_of(type, n);
+	/* Scratch: a slot per rank below size - 1 but this one (slot r, or
+	 * r - 1 above this rank; size - 1's part goes to acc), and acc itself
+	 * in place (slot size - 1). */
+	int nslots = size - 1 + (in_place ? 1 : 0);
+	char *tmp = NULL;
+	if (n > 0 && nslots > 0) {
+		tmp = coll_op_scratch(op, (size_t)l.span * (size_t)nslots);
+		if (!tmp)
+			return MPI_ERR_NO_MEM;
+		tmp += l.shift;
+	}
+	char *acc = in_place ? tmp + (size_t)l.span * (size_t)(size - 1) : recvbuf;
+	for (int j = 0; j < size && rc == MPI_SUCCESS; j++) {
+		if (j == rank)
+			continue;
+		for (int a = first[j], c = 0; a < first[j + 1] && rc == MPI_SUCCESS;
+		     a += seg, c++) {
+			int b = first[j + 1] - a < seg ? first[j + 1] : a + seg, s = -1;
+			COLL_ADD(piano_graph_add_send(op->g, input + (MPI_Aint)a * l.extent, b - a,
+			                              type, j, op->tag + c, &s));
+		}
+	}
+	for (int a = 0, c = 0; a < n && rc == MPI_SUCCESS; a += seg, c++) {
+		int b = n - a < seg ? n : a + seg, last = -1;
+		MPI_Aint at = (MPI_Aint)a * l.extent;
+		if (rank == size - 1)
+			COLL_ADD(piano_graph_add_copy(op->g,
+			                              input + (MPI_Aint)mine0 * l.extent + at,
+			                              b - a, type, acc + at, b - a, type, &last));
+		else
+			COLL_ADD(piano_graph_add_recv(op->g, acc + at, b - a, type, size - 1,
+			                              op->tag + c, &last));
+		for (int r = size - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
+			const char *part = input + (MPI_Aint)mine0 * l.extent + at;
+			int got = -1, red = -1;
+			if (r != rank) {
+				char *t = tmp + (size_t)l.span * (size_t)(r < rank ? r : r - 1) +
+				          at;
+				COLL_ADD(piano_graph_add_recv(op->g, t, b - a, type, r, op->tag + c,
+				                              &got));
+				part = t;
+			}
+			COLL_ADD(piano_graph_add_reduce(op->g, part, acc + at, b - a, type, mop,
+			                                &red));
+			COLL_ADD(piano_graph_add_edge(op->g, last, red));
+			if (got >= 0)
+				COLL_ADD(piano_graph_add_edge(op->g, got, red));
+			last = red;
+		}
+	}
+	if (rc == MPI_SUCCESS && in_place && n > 0) {
+		int copy = -1;
+		COLL_ADD(piano_graph_add_copy(op->g, acc, n, type, recvbuf, n, type, &copy));
+		if (rc == MPI_SUCCESS)
+			rc = after_all(op, copy);
+	}
+	return rc;
+}
+
+/*
  * MPI_Ireduce_scatter and MPI_Ireduce_scatter_block, rank i's block being
  * elements first[i] .. first[i + 1] - 1 of the vector: by recursive halving
- * with a commutative operation; otherwise the allreduce of the whole
- * vector into scratch (operands in rank order), then this rank's block
- * copied to recvbuf once every node of the allreduce has run: in place,
- * recvbuf is the input the allreduce still reads.
+ * with a commutative operation, by pairwise messages and a fold in rank
+ * order otherwise.
  */
 static int reduce_scatter(const void *sendbuf, void *recvbuf, const int *first, MPI_Datatype type,
                           MPI_Op mop, struct coll_op *op, long segment, MPI_Request *request)
 {
-	int commute = 0;
+	int commute = 0, rc;
 	PMPI_Op_commutative(mop, &commute);
 	if (commute)
-		return finish(op,
-		              halving_reduce_scatter(op, sendbuf, recvbuf, first, type, mop,
-		                                     segment),
-		              request);
-	int count = first[op->size], mine = first[op->rank];
-	int rcount = first[op->rank + 1] - mine;
-	struct layout l = layout_of(type, count);
-	int rc = MPI_SUCCESS;
-	char *all = coll_op_scratch(op, (size_t)l.span);
-	if (!all)
-		rc = MPI_ERR_NO_MEM;
+		rc = halving_reduce_scatter(op, sendbuf, recvbuf, first, type, mop, segment);
 	else
-		all += l.shift;
-	if (rc == MPI_SUCCESS)
-		rc = allreduce(op, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, all, count, type,
-		               mop, segment);
-	int copy = -1;
-	COLL_ADD(piano_graph_add_copy(op->g, all + (MPI_Aint)mine * l.extent, rcount, type, recvbuf,
-	                              rcount, type, &copy));
-	if (rc == MPI_SUCCESS)
-		rc = after_all(op, copy);
+		rc = pairwise_reduce_scatter(op, sendbuf, recvbuf, first, type, mop, segment);
 	return finish(op, rc, request);
 }
 

@@ -62,6 +62,7 @@ struct pmpi_state {
 	_Atomic uint64_t graph_window_edges; /* edges PIANO_COLL_WINDOW added (coll_op.c) */
 	_Atomic uint64_t graph_redscat;      /* allreduces built as reduce-scatter + allgather */
 	_Atomic uint64_t graph_halving;      /* reduce-scatters built by recursive halving */
+	_Atomic uint64_t graph_pairwise;     /* reduce-scatters built by pairwise messages */
 	_Atomic uint64_t graph_persistent; /* persistent collectives made graphs (coll_persist.c) */
 };
 

@@ -705,7 +705,7 @@ static void print_stats(void)
 	        "# piano-mpi rank %d (local %d/%d): tracked %llu, bypassed %llu, "
 	        "delegated waits %llu, graph collectives %llu, reused %llu, window edges %llu, "
 	        "reduce-scatter allreduces %llu, halving reduce-scatters %llu, "
-	        "persistent graphs %llu, "
+	        "pairwise reduce-scatters %llu, persistent graphs %llu, "
 	        "still pending %ld, "
 	        "eager limit %ld "
 	        "B "
@@ -721,6 +721,7 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.graph_window_edges),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_redscat),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_halving),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_pairwise),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_persistent), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
