@@ -171,17 +171,13 @@ int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
  * application's own non-blocking collectives: an MPI_Iallreduce the
  * application posts while the chain runs takes, on a rank whose chain
  * has moved on, the tag the chain uses on another, and the two exchange
- * data (measured: wrong sums, then MPI_ERR_TRUNCATE; MPICH's idup is one
- * schedule with one tag and is not affected). So there the shadow is
- * made by a blocking duplicate inside the call that created the
- * communicator, and a communicator without one keeps the MPI's
- * collectives.
+ * data (measured: wrong sums, then MPI_ERR_TRUNCATE). MPICH's idup is one
+ * schedule with one tag and passed the same program, but the shadow is
+ * made the same way on both MPIs, so that one path is the tested one: by a
+ * blocking duplicate inside the call that created the communicator, and a
+ * communicator without one keeps the MPI's collectives.
  */
-#if defined(OPEN_MPI) && OPEN_MPI
 static const bool idup_unsafe = true;
-#else
-static const bool idup_unsafe = true;
-#endif
 
 int coll_shadow_make(MPI_Comm comm)
 {

@@ -4,13 +4,13 @@
  * the messages of piano's collectives on it, so they never match the
  * application's own, and the sequence that tags them.
  *
- * Made at the first graph collective on the communicator, by
- * PMPI_Comm_idup: every rank makes that call in the same collective call,
- * so the ranks agree, and nothing blocks (a blocking dup inside MPI_Ibcast
- * could deadlock with a rank that sends to this one before its own
- * MPI_Ibcast). The first collectives wait for the duplicate inside their
- * graph (a POLL node, coll_shadow_ready()). On Open MPI it is made instead
- * when the communicator is created (coll_shadow_make()). The shadow is kept as an
+ * Made when the communicator is created (coll_shadow_make(): Open MPI's
+ * MPI_Comm_idup is not safe beside the application's collectives,
+ * coll_shadow.c). A communicator of one rank without one gets it at its
+ * first graph collective, by PMPI_Comm_idup, which sends nothing and never
+ * blocks (a blocking dup inside MPI_Ibcast could deadlock with a rank that
+ * sends to this one before its own MPI_Ibcast); the first collectives wait
+ * for the duplicate inside their graph (a POLL node, coll_shadow_ready()). The shadow is kept as an
  * attribute of the communicator and freed after the communicator is, once
  * no running collective uses it.
  */
@@ -57,14 +57,12 @@ struct coll_shadow {
 int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out);
 void coll_shadow_put(struct coll_shadow *sh);
 
-/* Where the MPI's MPI_Comm_idup cannot make shadows safely (Open MPI,
- * coll_shadow.c), the layer makes each intra-communicator's shadow with
- * coll_shadow_make() when the communicator is created (a blocking
- * duplicate, inside the application's own blocking collective call that
- * created it: every rank is there; elsewhere it does nothing), and
- * coll_shadow_allowed() says whether comm (of size ranks) has one: graph
- * collectives run only there, the MPI's own elsewhere (every rank of a
- * communicator gets the same answer). Elsewhere always true. */
+/* The layer makes each intra-communicator's shadow with coll_shadow_make()
+ * when the communicator is created (a blocking duplicate, inside the
+ * application's own blocking collective call that created it: every rank
+ * is there), and coll_shadow_allowed() says whether comm (of size ranks)
+ * has one or needs none (one rank): graph collectives run only there, the
+ * MPI's own elsewhere (every rank of a communicator gets the same answer). */
 int coll_shadow_make(MPI_Comm comm);
 bool coll_shadow_allowed(MPI_Comm comm, int size);
 

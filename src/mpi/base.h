@@ -46,6 +46,11 @@ struct pmpi_state {
 	int stats;
 	uint64_t linger_ns;   /* PIANO_MPI_LINGER_US */
 	unsigned coll_graph;  /* PIANO_COLL: collectives run as graphs (pmpi_coll_bit) */
+	/* PIANO_COLL=auto agreed by every rank (init.c), and its
+	 * PIANO_COLL_AUTO_MIN; with coll_graph, written by MPI_Init_thread
+	 * before it returns, read by the application's calls after. */
+	int coll_auto;
+	long coll_auto_min;
 	long coll_segment;    /* PIANO_COLL_SEGMENT */
 	const char *blocking; /* PIANO_MPI_BLOCKING: auto, timer or block */
 	int watching;         /* the socket watcher runs */

@@ -780,32 +780,56 @@ PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 /*
  * Whether a reduce-scatter's blocks are valid and together fit an int (the
  * allreduce's count): `counts` the size counts, or NULL for size blocks of
- * `count`. MPI requires the counts to be the same on every rank.
+ * `count`; their sum in *total. MPI requires the counts to be the same on
+ * every rank.
  */
-static bool scatter_total_ok(MPI_Comm comm, const int *counts, int count)
+static bool scatter_total_ok(MPI_Comm comm, const int *counts, int count, int *total)
 {
 	int size = 0;
 	if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
 		return false;
-	if (!counts)
-		return count >= 0 && count <= INT_MAX / size;
-	int total = 0;
-	for (int i = 0; i < size; i++) {
-		if (counts[i] < 0 || counts[i] > INT_MAX - total)
+	if (!counts) {
+		if (count < 0 || count > INT_MAX / size)
 			return false;
-		total += counts[i];
+		*total = count * size;
+		return true;
+	}
+	*total = 0;
+	for (int i = 0; i < size; i++) {
+		if (counts[i] < 0 || counts[i] > INT_MAX - *total)
+			return false;
+		*total += counts[i];
 	}
 	return true;
+}
+
+/*
+ * PIANO_COLL=auto's further conditions on a reduce-scatter of `total`
+ * elements of `type` (docs/coll.md, "The default"): a commutative operation
+ * (recursive halving; the pairwise exchange of the others loses to MPICH's
+ * own on small vectors) and at least PIANO_COLL_AUTO_MIN bytes in all.
+ * Values equal on every rank, so every rank takes the same path.
+ */
+static bool auto_ok(int total, MPI_Datatype type, MPI_Op op)
+{
+	if (!pmpi_g.coll_auto)
+		return true;
+	int commute = 0, tsize = 0;
+	return PMPI_Op_commutative(op, &commute) == MPI_SUCCESS && commute &&
+	       PMPI_Type_size(type, &tsize) == MPI_SUCCESS &&
+	       (long long)total * tsize >= pmpi_g.coll_auto_min;
 }
 
 static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recvcounts[],
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
+	int total = 0;
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
 	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
-	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0) &&
-	                      (!c->persistent || pmpi_op_predefined(op)))) {
+	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0, &total) &&
+	                      (!c->persistent || pmpi_op_predefined(op)) &&
+	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, GRAPH_TYPE(c, datatype),
 		                              op, comm, pmpi_g.coll_segment, c->request);
@@ -837,10 +861,12 @@ static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recv
                                     const struct call *c)
 {
 	pmpi_ensure();
+	int total = 0;
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
 	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      scatter_total_ok(comm, NULL, recvcount) &&
-	                      (!c->persistent || pmpi_op_predefined(op)))) {
+	                      scatter_total_ok(comm, NULL, recvcount, &total) &&
+	                      (!c->persistent || pmpi_op_predefined(op)) &&
+	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
 		                                    GRAPH_TYPE(c, datatype), op, comm,

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Communicator creation. Where the MPI's MPI_Comm_idup cannot make the
- * shadow of piano's graph collectives safely (Open MPI, coll_shadow.h), the
- * shadow is made here, by a blocking duplicate inside the application's
+ * Communicator creation. Since Open MPI's MPI_Comm_idup cannot make the
+ * shadow of piano's graph collectives safely (coll_shadow.c), the
+ * shadow is made here on both MPIs, by a blocking duplicate inside the application's
  * own blocking collective call that created the communicator: every rank
  * of the new communicator is in that call, so none waits for a rank that
- * waits for it. Only when PIANO_COLL asks for graph collectives and
- * piano's threads run; an intercommunicator gets none (graphs run on
+ * waits for it. Only when PIANO_COLL asks for graph collectives (not
+ * `auto`, which runs them on MPI_COMM_WORLD alone: a blocking duplicate in
+ * every communicator creation of every program would cost those that
+ * never call them) and piano's threads run; an intercommunicator gets none (graphs run on
  * intra-communicators only). A communicator made otherwise (MPI_Comm_idup,
  * or before piano's set-up) has no shadow, and its collectives stay the
  * MPI's on every rank alike.
@@ -19,7 +21,8 @@
 /* The shadow of a communicator the application's call just created. */
 static int made(int rc, const MPI_Comm *newcomm)
 {
-	if (rc != MPI_SUCCESS || !newcomm || !pmpi_g.coll_graph || !pmpi_g.threaded)
+	if (rc != MPI_SUCCESS || !newcomm || !pmpi_g.coll_graph || !pmpi_g.threaded ||
+	    pmpi_g.coll_auto)
 		return rc;
 	int src = coll_shadow_make(*newcomm);
 	if (src != MPI_SUCCESS)

@@ -29,12 +29,26 @@ uintptr_t imports_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
 	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
 }
 
+/* The reduce-scatters of imports.h, whatever the binding's case and
+ * decoration: MPI_Ireduce_scatter_block, mpi_ireduce_scatter_,
+ * MPI_Ireduce_scatter_f08, MPI_Reduce_scatter_init, MPIX_Reduce_scatter_init. */
+static bool reduce_scatter(const char *name)
+{
+	if (strcasestr(name, "mpi_ireduce_scatter"))
+		return true;
+	return (strcasestr(name, "mpi_reduce_scatter") ||
+	        strcasestr(name, "mpix_reduce_scatter")) &&
+	       strcasestr(name, "_init");
+}
+
 static unsigned kind_of(const char *name)
 {
 	static const char file[] = "MPI_File_", begin[] = "_begin", graph[] = "piano_graph_";
 	const size_t nf = sizeof(file) - 1, nb = sizeof(begin) - 1;
 	if (!strncmp(name, graph, sizeof(graph) - 1))
 		return IMPORTS_GRAPH_API;
+	if (reduce_scatter(name))
+		return IMPORTS_REDUCE_SCATTER;
 	if (strncmp(name, file, nf))
 		return 0;
 	if (!strncmp(name + nf, "iread", 5) || !strncmp(name + nf, "iwrite", 6))

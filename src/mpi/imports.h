@@ -15,10 +15,14 @@
 /* What a loaded object other than the MPI's and piano's calls (bits):
  * the MPI's non-blocking file functions (MPI_File_iread*, MPI_File_iwrite*,
  * the split collectives MPI_File_*_begin), piano's graph API
- * (piano_graph_*, include/piano/graph.h). */
+ * (piano_graph_*, include/piano/graph.h), a reduce-scatter that PIANO_COLL=auto
+ * may run as a graph (any name that contains mpi_ireduce_scatter, or
+ * mpi_reduce_scatter or mpix_reduce_scatter and _init, in any case: the C
+ * names, the Fortran bindings' and the mpi_f08 module's). */
 enum {
 	IMPORTS_FILE_NONBLOCKING = 1u << 0,
 	IMPORTS_GRAPH_API = 1u << 1,
+	IMPORTS_REDUCE_SCATTER = 1u << 2,
 };
 unsigned imports_scan(void);
 

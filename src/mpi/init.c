@@ -57,6 +57,12 @@ static void override(struct overrides *o, const char *name, const char *value)
 }
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* PIANO_COLL=auto: asked (set-up), and why it is off (PIANO_STATS; NULL once
+ * on); written by set-up and MPI_Init_thread, read at MPI_Finalize. */
+static bool coll_auto_asked;
+static const char *coll_auto_why =
+        "piano was set up after MPI_Init, where the ranks could not agree";
 _Atomic int pmpi_ready;
 
 /* The layer's table, registered before any of its settings is read. */
@@ -413,6 +419,12 @@ static void setup(int real)
 	char why[128];
 	if (pmpi_coll_parse(coll, &pmpi_g.coll_graph, why, sizeof(why))) /* checked already */
 		pmpi_g.coll_graph = 0;
+	if (pmpi_g.coll_graph == PMPI_COLL_AUTO) {
+		/* Off until every rank agrees (coll_auto_agree()). */
+		coll_auto_asked = true;
+		pmpi_g.coll_graph = 0;
+		pmpi_g.coll_auto_min = pmpi_setting("PIANO_COLL_AUTO_MIN", NULL);
+	}
 	/* Never in serialized mode: PIANO_COLL other than native keeps the
 	 * MPI at MPI_THREAD_MULTIPLE (serial_wanted). */
 	{
@@ -448,21 +460,90 @@ static void setup(int real)
 	atomic_store_explicit(&pmpi_ready, 1, memory_order_release);
 }
 
-/* setup() through pmpi_aside(): `arg` points to the thread level. */
+/*
+ * PIANO_COLL=auto (settings.h): PMPI_COLL_AUTO_SET runs as graphs only if
+ * every rank of MPI_COMM_WORLD can run them and may call them: background
+ * progress at MPI_THREAD_MULTIPLE (not serialized mode, whose level auto
+ * does not raise) and a program that imports one of them (imports.h), so
+ * that a program that never calls them pays nothing (not even
+ * MPI_COMM_WORLD's shadow, coll_shadow.h). Ranks that decided alone, say
+ * the executables of one job at different thread levels, would run a graph
+ * against the MPI's own schedule in the same collective. One allreduce of
+ * an int in MPI_Init, on every rank whose PIANO_COLL is auto (the setting
+ * must be the same on every rank); in serialized mode inside the gate, as
+ * the application's own calls.
+ */
+static void coll_auto_agree(void)
+{
+	if (!coll_auto_asked)
+		return;
+	int mine = 0, all = 0;
+	if (!pmpi_g.threaded)
+		coll_auto_why = "this rank runs without background progress";
+	else if (pmpi_g.serial)
+		coll_auto_why = "this rank runs in serialized mode (docs/mpi.md)";
+	else if (!(imports_scan() & IMPORTS_REDUCE_SCATTER))
+		coll_auto_why = "the program imports no MPI_Ireduce_scatter(_block)";
+	else
+		mine = 1;
+	if (pmpi_g.serial)
+		gate_app_close();
+	int rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (pmpi_g.serial)
+		gate_app_open();
+	if (rc != MPI_SUCCESS) {
+		pmpi_warn("PIANO_COLL=auto: the ranks' agreement failed (MPI error %d): the MPI's "
+		          "collectives run",
+		          rc);
+		coll_auto_why = "the ranks' agreement failed";
+		return;
+	}
+	if (!all) {
+		if (mine)
+			coll_auto_why = "another rank cannot run them or its program imports none";
+		return;
+	}
+	pmpi_g.coll_auto = 1;
+	pmpi_g.coll_graph = PMPI_COLL_AUTO_SET;
+	coll_auto_why = NULL;
+}
+
+/* setup() through placed(): `arg` points to the thread level. */
 static void setup_call(void *arg) { setup(*(const int *)arg); }
 
 /*
- * setup() where its memory stays out of the application's heap (aside.c),
- * when the MPI allows calls from another thread: at MPI_THREAD_SERIALIZED
- * and above (the caller waits meanwhile), or in serialized mode, where
- * piano's threads call it anyway. Below that, in the calling thread.
+ * fn(arg), piano's work with the MPI in the application's call, where its
+ * memory stays out of the application's heap (aside.c), when the MPI allows
+ * calls from another thread: at MPI_THREAD_SERIALIZED and above (the caller
+ * waits meanwhile), or in serialized mode, where piano's threads call it
+ * anyway. Below that, in the calling thread.
  */
-static void setup_placed(int real)
+static void placed(void (*fn)(void *), void *arg, int real)
 {
 	if (real >= MPI_THREAD_SERIALIZED || pmpi_g.serial)
-		pmpi_aside(setup_call, &real);
+		pmpi_aside(fn, arg);
 	else
-		setup(real);
+		fn(arg);
+}
+
+static void setup_placed(int real) { placed(setup_call, &real, real); }
+
+/*
+ * MPI_Init_thread's work with the MPI after set-up, through placed() (the
+ * MPI allocates for its first collective and for a communicator: test
+ * heap_offset): PIANO_COLL=auto's agreement, then MPI_COMM_WORLD's shadow
+ * where graph collectives run (coll_shadow.h), here where every rank is in
+ * the same call.
+ */
+static void init_collectives(void *arg)
+{
+	(void)arg;
+	coll_auto_agree();
+	int rc;
+	if (pmpi_g.coll_graph && pmpi_g.threaded && (rc = coll_shadow_make(MPI_COMM_WORLD)))
+		pmpi_warn("cannot duplicate MPI_COMM_WORLD for graph collectives (MPI error %d): "
+		          "its collectives stay the MPI's",
+		          rc);
 }
 
 void pmpi_ensure_slow(void)
@@ -539,7 +620,7 @@ static bool serial_wanted(int required, const char **why)
 		*why = "the application asked for it";
 	else if (dl_iterate_phdr(fortran_library, NULL))
 		*why = "an MPI Fortran library is loaded";
-	else if (strcmp(coll, "native"))
+	else if (strcmp(coll, "native") && strcmp(coll, "auto"))
 		*why = "PIANO_COLL asks for graph collectives";
 	else if (pmpi_setting("PIANO_OFFLOAD", NULL))
 		*why = "PIANO_OFFLOAD is on";
@@ -618,12 +699,7 @@ PMPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *prov
 	pmpi_g.serial = serial && real >= SERIAL_LEVEL;
 	setup_placed(real);
 	pthread_mutex_unlock(&setup_lock);
-	/* MPI_COMM_WORLD's shadow where it must be made at once
-	 * (coll_shadow.h): here every rank is in the same call. */
-	if (pmpi_g.coll_graph && pmpi_g.threaded && (rc = coll_shadow_make(MPI_COMM_WORLD)))
-		pmpi_warn("cannot duplicate MPI_COMM_WORLD for graph collectives (MPI error %d): "
-		          "its collectives stay the MPI's",
-		          rc);
+	placed(init_collectives, NULL, real);
 	return MPI_SUCCESS;
 }
 
@@ -733,6 +809,16 @@ static void print_stats(void)
 	        pmpi_g.blocking ? pmpi_g.blocking : "-",
 	        pmpi_g.oversubscribed ? "oversubscribed" : "not oversubscribed", pmpi_g.local_size,
 	        pmpi_g.node_cpus);
+	if (coll_auto_asked && coll_auto_why)
+		fprintf(stderr,
+		        "# piano-mpi rank %d: PIANO_COLL=auto: the MPI's collectives (%s)\n", rank,
+		        coll_auto_why);
+	else if (coll_auto_asked)
+		fprintf(stderr,
+		        "# piano-mpi rank %d: PIANO_COLL=auto: graph reduce-scatters of "
+		        "commutative "
+		        "operations on MPI_COMM_WORLD from %ld B\n",
+		        rank, pmpi_g.coll_auto_min);
 	if (pmpi_g.serial) {
 		struct gate_stats gs;
 		gate_stats(&gs);

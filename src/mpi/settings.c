@@ -65,6 +65,10 @@ int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
 		*mask = 0;
 		return 0;
 	}
+	if (!strcmp(value, "auto")) {
+		*mask = PMPI_COLL_AUTO;
+		return 0;
+	}
 	unsigned all = 0;
 	for (int i = 0; i < NCOLL; i++)
 		all |= coll_names[i].bit;
@@ -73,7 +77,7 @@ int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len)
 		return 0;
 	}
 	if (strncmp(value, "graph:", 6) || !value[6]) {
-		snprintf(why, len, "not native, graph or graph:LIST");
+		snprintf(why, len, "not auto, native, graph or graph:LIST");
 		return -1;
 	}
 	unsigned m = 0;
@@ -113,7 +117,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "single,funneled,serialized,multiple,auto", NULL, NULL,
 	  "The thread level piano asks the MPI for (the application still gets the level it "
 	  "asked for). `auto`: `multiple` when the application asks for it, calls MPI from "
-	  "Fortran, sets `PIANO_COLL` or `PIANO_OFFLOAD`, or calls non-blocking file functions or "
+	  "Fortran, sets `PIANO_COLL` to `graph` or a list or sets `PIANO_OFFLOAD`, or calls "
+	  "non-blocking file functions or "
 	  "piano's graph API (its imports at `MPI_Init`); otherwise serialized mode: piano "
 	  "serializes "
 	  "the application's MPI calls with its own background calls and asks for the cheapest "
@@ -138,13 +143,19 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Messages up to this size in bytes are not tracked (the MPI sends them at once). "
 	  "Empty: detected from the MPI's own settings (its control variables, "
 	  "`UCX_RNDV_THRESH`); `PIANO_STATS=1` prints the value and where it came from." },
-	{ "PIANO_COLL", PIANO_SETTING_TEXT, "native", 0, 0, NULL,
-	  "`native`, `graph`, or `graph:` and a comma-separated list of ibarrier, ibcast, "
-	  "ireduce, iallreduce, ialltoall, iallgather, igather, iscatter, ireduce_scatter, "
-	  "ireduce_scatter_block, iscan, iexscan, ineighbor_allgather, ineighbor_alltoall",
+	{ "PIANO_COLL", PIANO_SETTING_TEXT, "auto", 0, 0, NULL,
+	  "`auto`, `native`, `graph`, or `graph:` and a comma-separated list of ibarrier, "
+	  "ibcast, ireduce, iallreduce, ialltoall, iallgather, igather, iscatter, "
+	  "ireduce_scatter, ireduce_scatter_block, iscan, iexscan, ineighbor_allgather, "
+	  "ineighbor_alltoall",
 	  check_coll,
 	  "Which non-blocking collectives run as piano's graphs (docs/coll.md) instead of the "
-	  "MPI's own: `graph` = every one piano has (`MPI_Ibarrier`, `MPI_Ibcast`, "
+	  "MPI's own. `auto`: `MPI_Ireduce_scatter` and `MPI_Ireduce_scatter_block` (and their "
+	  "persistent forms) with a commutative operation on `MPI_COMM_WORLD`, from "
+	  "`PIANO_COLL_AUTO_MIN` bytes, where the process runs at `MPI_THREAD_MULTIPLE` anyway "
+	  "and every rank agrees at `MPI_Init` (its program imports one of them; docs/coll.md, "
+	  "\"The default\"); nothing else. `native`: none. `graph` = every one piano has "
+	  "(`MPI_Ibarrier`, `MPI_Ibcast`, "
 	  "`MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Ialltoall`, `MPI_Iallgather`, `MPI_Igather`, "
 	  "`MPI_Iscatter`, the `v` forms of these four under the same names and "
 	  "`MPI_Ialltoallw` under `ialltoall`, `MPI_Ireduce_scatter`, "
@@ -154,6 +165,12 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "`graph:ibcast,iallreduce` = those. Graphs need background "
 	  "progress (`MPI_THREAD_MULTIPLE`) and an intra-communicator; otherwise the MPI's own "
 	  "run. Must be the same on every rank." },
+	{ "PIANO_COLL_AUTO_MIN", PIANO_SETTING_INT, "262144", 0, 2147483647L, NULL, NULL, NULL,
+	  "With `PIANO_COLL=auto`, the smallest reduce-scatter, in bytes of the whole vector "
+	  "(the sum of the counts times the datatype's size), that runs as a graph; smaller "
+	  "ones stay the MPI's (on MPICH the two are even below 64 KiB on shared memory, and "
+	  "across hosts at 64 KiB the MPI's own wins; docs/coll.md, \"The default\"). Must be "
+	  "the same on every rank." },
 	{ "PIANO_COLL_SEGMENT", PIANO_SETTING_INT, "65536", 1024, 1073741824L, NULL, NULL, NULL,
 	  "Pipeline segment of the graph collectives, in bytes: a message is cut into segments "
 	  "of whole elements of about this size, each forwarded as soon as it arrived. Must be "

@@ -40,10 +40,17 @@ enum pmpi_coll_bit {
 	PMPI_COLL_IREDUCE_SCATTER = 1u << 11,
 	PMPI_COLL_INEIGHBOR_ALLGATHER = 1u << 12,
 	PMPI_COLL_INEIGHBOR_ALLTOALL = 1u << 13,
+	/* PIANO_COLL=auto: not a collective; init.c turns it into the mask of
+	 * PMPI_COLL_AUTO_SET once every rank agreed, or 0. */
+	PMPI_COLL_AUTO = 1u << 31,
 };
 
-/* PIANO_COLL's value as a mask of pmpi_coll_bit: 0, or -1 with the reason
- * in why (len bytes). */
+/* The collectives `auto` runs as graphs, where the benchmarks show them
+ * faster than the MPI's own on both MPIs (docs/coll.md, "The default"). */
+#define PMPI_COLL_AUTO_SET (PMPI_COLL_IREDUCE_SCATTER | PMPI_COLL_IREDUCE_SCATTER_BLOCK)
+
+/* PIANO_COLL's value as a mask of pmpi_coll_bit (`auto`: PMPI_COLL_AUTO
+ * alone): 0, or -1 with the reason in why (len bytes). */
 int pmpi_coll_parse(const char *value, unsigned *mask, char *why, size_t len);
 
 extern const struct piano_setting_spec pmpi_settings_table[];
