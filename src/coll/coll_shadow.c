@@ -177,11 +177,10 @@ int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
  * blocking duplicate inside the call that created the communicator, and a
  * communicator without one keeps the MPI's collectives.
  */
-static const bool idup_unsafe = true;
 
 int coll_shadow_make(MPI_Comm comm)
 {
-	if (!idup_unsafe || comm == MPI_COMM_NULL)
+	if (comm == MPI_COMM_NULL)
 		return MPI_SUCCESS;
 	int inter = 1;
 	int rc = PMPI_Comm_test_inter(comm, &inter);
@@ -196,7 +195,7 @@ int coll_shadow_make(MPI_Comm comm)
 
 bool coll_shadow_allowed(MPI_Comm comm, int size)
 {
-	if (!idup_unsafe || size == 1)
+	if (size == 1)
 		return true; /* one rank: the idup sends nothing */
 	struct coll_shadow *sh = NULL;
 	return shadow_find(comm, &sh) == MPI_SUCCESS && sh;

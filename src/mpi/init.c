@@ -425,8 +425,9 @@ static void setup(int real)
 		pmpi_g.coll_graph = 0;
 		pmpi_g.coll_auto_min = pmpi_setting("PIANO_COLL_AUTO_MIN", NULL);
 	}
-	/* Never in serialized mode: PIANO_COLL other than native keeps the
-	 * MPI at MPI_THREAD_MULTIPLE (serial_wanted). */
+	/* Never in serialized mode: PIANO_COLL other than native or auto keeps
+	 * the MPI at MPI_THREAD_MULTIPLE (serial_wanted), and auto agrees to
+	 * graphs only where it runs there (coll_auto_agree()). */
 	{
 		int seg_src = 0, node_src = 0, wsize = 0;
 		pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", &seg_src);
