@@ -86,8 +86,10 @@ free_group:
 }
 
 /* A shadow for comm: by PMPI_Comm_idup (ready later, coll_shadow_ready()),
- * or with `now` by PMPI_Comm_dup (ready on return). */
-static int shadow_new(MPI_Comm comm, bool now, struct coll_shadow **out)
+ * or with `now` by PMPI_Comm_dup (ready on return). With `world_only`, none
+ * (MPI_SUCCESS, *out untouched) unless every rank of comm is in
+ * MPI_COMM_WORLD. */
+static int shadow_new(MPI_Comm comm, bool now, bool world_only, struct coll_shadow **out)
 {
 	struct coll_shadow *sh = calloc(1, sizeof(*sh));
 	if (!sh)
@@ -102,6 +104,10 @@ static int shadow_new(MPI_Comm comm, bool now, struct coll_shadow **out)
 		goto err_free;
 	long ntags = flag && ub ? (long)*ub + 1 : 32768L; /* the standard's least bound */
 	sh->in_world = within_world(comm, sh->size);
+	if (world_only && !sh->in_world) {
+		free(sh);
+		return MPI_SUCCESS;
+	}
 	sh->tags = ntags / SPAN_MIN < TAGS_MAX ? (int)(ntags / SPAN_MIN) : TAGS_MAX;
 	int ranges = (int)(ntags / sh->tags);
 	sh->pslots = ranges / 4;
@@ -155,7 +161,7 @@ int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
 	if (rc != MPI_SUCCESS)
 		return rc;
 	if (!sh) {
-		rc = shadow_new(comm, false, &sh);
+		rc = shadow_new(comm, false, false, &sh);
 		if (rc != MPI_SUCCESS)
 			return rc;
 	}
@@ -175,10 +181,15 @@ int coll_shadow_get(MPI_Comm comm, struct coll_shadow **out)
  * schedule with one tag and passed the same program, but the shadow is
  * made the same way on both MPIs, so that one path is the tested one: by a
  * blocking duplicate inside the call that created the communicator, and a
- * communicator without one keeps the MPI's collectives.
+ * communicator without one keeps the MPI's collectives. The one exception
+ * is PIANO_COLL=auto on MPICH (coll_shadow_lazy_safe()): there a shadow is
+ * made by idup at the first graph collective that needs it, so that the
+ * many communicators that never run one cost neither a duplicate at
+ * creation nor one of MPICH's 2048 context ids (a process holding over
+ * 1,024 communicators would run out).
  */
 
-int coll_shadow_make(MPI_Comm comm)
+int coll_shadow_make(MPI_Comm comm, bool world_only)
 {
 	if (comm == MPI_COMM_NULL)
 		return MPI_SUCCESS;
@@ -190,15 +201,30 @@ int coll_shadow_make(MPI_Comm comm)
 	rc = shadow_find(comm, &sh);
 	if (rc != MPI_SUCCESS || sh)
 		return rc;
-	return shadow_new(comm, true, &sh);
+	return shadow_new(comm, true, world_only, &sh);
 }
 
-bool coll_shadow_allowed(MPI_Comm comm, int size)
+bool coll_shadow_lazy_safe(void)
+{
+#if defined(OPEN_MPI)
+	return false; /* its idup's chain takes the application's tags (above) */
+#else
+	return true;
+#endif
+}
+
+bool coll_shadow_allowed(MPI_Comm comm, int size, bool lazy)
 {
 	if (size == 1)
 		return true; /* one rank: the idup sends nothing */
 	struct coll_shadow *sh = NULL;
-	return shadow_find(comm, &sh) == MPI_SUCCESS && sh;
+	if (shadow_find(comm, &sh) != MPI_SUCCESS)
+		return false;
+	/* No shadow yet: coll_shadow_get() starts its idup, where that is
+	 * safe, on every rank alike (a communicator's collectives are called
+	 * in one order, and every rank of it gets the same answer from
+	 * within_world()). */
+	return sh || (lazy && coll_shadow_lazy_safe() && within_world(comm, size));
 }
 
 int coll_shadow_ready(void *shadow)

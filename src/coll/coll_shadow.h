@@ -6,13 +6,15 @@
  *
  * Made when the communicator is created (coll_shadow_make(): Open MPI's
  * MPI_Comm_idup is not safe beside the application's collectives,
- * coll_shadow.c). A communicator of one rank without one gets it at its
- * first graph collective, by PMPI_Comm_idup, which sends nothing and never
- * blocks (a blocking dup inside MPI_Ibcast could deadlock with a rank that
- * sends to this one before its own MPI_Ibcast); the first collectives wait
- * for the duplicate inside their graph (a POLL node, coll_shadow_ready()). The shadow is kept as an
- * attribute of the communicator and freed after the communicator is, once
- * no running collective uses it.
+ * coll_shadow.c). A communicator of one rank without one (and, under
+ * PIANO_COLL=auto on MPICH, every one: coll_shadow_allowed()) gets it at
+ * its first graph collective, by PMPI_Comm_idup, which never blocks (a
+ * blocking dup inside MPI_Ibcast could deadlock with a rank that sends to
+ * this one before its own MPI_Ibcast); the first collectives wait for the
+ * duplicate inside their graph (a POLL node, coll_shadow_ready()). The
+ * shadow is kept as an attribute of the communicator and freed after the
+ * communicator is, once no running collective uses it
+ * (coll_shadow_reap()).
  */
 #ifndef PIANO_COLL_SHADOW_H
 #define PIANO_COLL_SHADOW_H
@@ -60,11 +62,22 @@ void coll_shadow_put(struct coll_shadow *sh);
 /* The layer makes each intra-communicator's shadow with coll_shadow_make()
  * when the communicator is created (a blocking duplicate, inside the
  * application's own blocking collective call that created it: every rank
- * is there), and coll_shadow_allowed() says whether comm (of size ranks)
- * has one or needs none (one rank): graph collectives run only there, the
- * MPI's own elsewhere (every rank of a communicator gets the same answer). */
-int coll_shadow_make(MPI_Comm comm);
-bool coll_shadow_allowed(MPI_Comm comm, int size);
+ * is there; with `world_only`, only where every rank of it is in this
+ * process's MPI_COMM_WORLD, an answer every rank of it shares: a
+ * communicator joined with spawned or connected processes, whose piano may
+ * have decided otherwise, gets none), and coll_shadow_allowed() says
+ * whether comm (of size ranks) has one or needs none (one rank), or, with
+ * `lazy` where coll_shadow_lazy_safe(), may get one by idup at this
+ * collective (every rank of it in MPI_COMM_WORLD): graph collectives run
+ * only there, the MPI's own elsewhere (every rank of a communicator gets
+ * the same answer). */
+int coll_shadow_make(MPI_Comm comm, bool world_only);
+bool coll_shadow_allowed(MPI_Comm comm, int size, bool lazy);
+
+/* Whether the MPI's MPI_Comm_idup can make a shadow beside the
+ * application's own collectives on the communicator (coll_shadow.c):
+ * MPICH's can, Open MPI 4.1's cannot. */
+bool coll_shadow_lazy_safe(void);
 
 /* A POLL node's condition (graph_internal.h): 1 once the duplicate exists,
  * 0 before, the idup's error made negative. */
@@ -81,8 +94,10 @@ int coll_shadow_tag(struct coll_shadow *sh);
 int coll_shadow_ptag(struct coll_shadow *sh);
 
 /* Frees the duplicates of freed communicators that no collective uses any
- * more: from the application's thread, outside any MPI callback (a
- * collective's entry, MPI_Finalize). */
+ * more: from the application's thread, outside any MPI callback (a graph
+ * collective's start, a communicator's creation, MPI_Finalize), often
+ * enough that a program that creates and frees communicators in a loop
+ * does not run out of the MPI's context ids. */
 void coll_shadow_reap(void);
 
 #endif

@@ -100,7 +100,7 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
 		return false;
 	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root < 0 || root >= size ||
-	    !coll_shadow_allowed(comm, size))
+	    !coll_shadow_allowed(comm, size, pmpi_g.coll_auto))
 		return false;
 	atomic_fetch_add_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed);
 	return true;

@@ -541,7 +541,7 @@ static void init_collectives(void *arg)
 	(void)arg;
 	coll_auto_agree();
 	int rc;
-	if (pmpi_g.coll_graph && pmpi_g.threaded && (rc = coll_shadow_make(MPI_COMM_WORLD)))
+	if (pmpi_g.coll_graph && pmpi_g.threaded && (rc = coll_shadow_make(MPI_COMM_WORLD, false)))
 		pmpi_warn("cannot duplicate MPI_COMM_WORLD for graph collectives (MPI error %d): "
 		          "its collectives stay the MPI's",
 		          rc);
@@ -817,8 +817,8 @@ static void print_stats(void)
 	else if (coll_auto_asked)
 		fprintf(stderr,
 		        "# piano-mpi rank %d: PIANO_COLL=auto: graph reduce-scatters of "
-		        "commutative "
-		        "operations on MPI_COMM_WORLD from %ld B\n",
+		        "commutative operations on communicators within MPI_COMM_WORLD from "
+		        "%ld B\n",
 		        rank, pmpi_g.coll_auto_min);
 	if (pmpi_g.serial) {
 		struct gate_stats gs;

@@ -11,9 +11,15 @@
  * blocking reduce-scatter: on MPI_COMM_WORLD an MPI_Ireduce_scatter_block
  * and an MPI_Ireduce_scatter of MPI_SUM over 256 KiB of ints (graphs when
  * auto is on: the AUTO_GRAPHS that CTest looks for in PIANO_STATS), and
- * calls auto leaves to the MPI: the same on 4 KiB (below
- * PIANO_COLL_AUTO_MIN), with a non-commutative operation, and on a
- * duplicate of MPI_COMM_WORLD.
+ * the same on communicators made from it by MPI_Comm_dup and MPI_Comm_split
+ * (graphs too: on Open MPI their shadows are made at creation, on MPICH by
+ * idup at their first graph), the same on a communicator made by
+ * MPI_Comm_idup (a graph on MPICH only: on Open MPI it has no shadow, since
+ * one made there could cross the application's collectives), and calls
+ * auto leaves to the MPI: the same on 4 KiB (below PIANO_COLL_AUTO_MIN)
+ * and with a non-commutative operation. Then a loop creates and frees a
+ * communicator 300 times, with a graph on every tenth one (on MPICH each
+ * makes its shadow there, which must go with its communicator).
  */
 #include "mpitest.h"
 
@@ -91,14 +97,34 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Op nc;
 	CHECK_MPI(MPI_Op_create(sum_nc, 0, &nc));
-	MPI_Comm dup;
+	int size;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm dup, split, idup;
+	MPI_Request ireq;
 	CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+	/* All ranks, in reverse order: the halving's partners differ. */
+	CHECK_MPI(MPI_Comm_split(dup, 0, size - rank, &split));
+	CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &idup, &ireq));
+	CHECK_MPI(MPI_Wait(&ireq, MPI_STATUS_IGNORE));
 	for (int v = 0; v < 2; v++) {
-		check_one(MPI_COMM_WORLD, BIG, MPI_SUM, v); /* the graphs, where auto is on */
+		/* The graphs, where auto is on. */
+		check_one(MPI_COMM_WORLD, BIG, MPI_SUM, v);
+		check_one(dup, BIG, MPI_SUM, v);
+		check_one(split, BIG, MPI_SUM, v);
+		check_one(idup, BIG, MPI_SUM, v); /* MPICH only */
+		/* The MPI's. */
 		check_one(MPI_COMM_WORLD, SMALL, MPI_SUM, v);
 		check_one(MPI_COMM_WORLD, BIG, nc, v);
-		check_one(dup, BIG, MPI_SUM, v);
 	}
+	for (int i = 0; i < 300; i++) {
+		MPI_Comm c;
+		CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c));
+		if (i % 10 == 0)
+			check_one(c, BIG, MPI_SUM, 0);
+		CHECK_MPI(MPI_Comm_free(&c));
+	}
+	CHECK_MPI(MPI_Comm_free(&idup));
+	CHECK_MPI(MPI_Comm_free(&split));
 	CHECK_MPI(MPI_Comm_free(&dup));
 	CHECK_MPI(MPI_Op_free(&nc));
 	if (rank == 0)
