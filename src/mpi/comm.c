@@ -19,7 +19,7 @@
  * or before piano's set-up) has no shadow, and its collectives stay the
  * MPI's on every rank alike (but for that lazy shadow).
  *
- * Each creation first frees the shadows of communicators freed since
+ * Each creation also frees the shadows of communicators freed since
  * (coll_shadow_reap()): they are freed outside the MPI's callbacks only,
  * and a program that creates and frees communicators in a loop, with no
  * graph collective between, ran MPICH out of context ids after 1,024.
@@ -29,9 +29,11 @@
 #include "init.h"
 #include "serial.h"
 
-/* The shadow of a communicator the application's call just created. */
+/* The shadow of a communicator the application's call just created, after
+ * freeing those of communicators freed since (see the top). */
 static int made(int rc, const MPI_Comm *newcomm)
 {
+	coll_shadow_reap();
 	if (rc != MPI_SUCCESS || !newcomm || !pmpi_g.coll_graph || !pmpi_g.threaded ||
 	    (pmpi_g.coll_auto && coll_shadow_lazy_safe()))
 		return rc;
@@ -47,7 +49,6 @@ PMPI_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 
@@ -55,7 +56,6 @@ PMPI_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *n
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
@@ -63,7 +63,6 @@ PMPI_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newc
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
@@ -72,7 +71,6 @@ PMPI_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
 }
 
@@ -80,7 +78,6 @@ PMPI_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcom
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
@@ -88,7 +85,6 @@ PMPI_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, M
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 
@@ -96,7 +92,6 @@ PMPI_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newi
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm);
 }
 
@@ -105,7 +100,6 @@ PMPI_EXPORT int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart), comm_cart);
 }
 
@@ -113,7 +107,6 @@ PMPI_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *n
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
 
@@ -122,7 +115,6 @@ PMPI_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph),
 	            comm_graph);
 }
@@ -135,7 +127,6 @@ PMPI_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights,
 	                                            outdegree, destinations, destweights, info,
 	                                            reorder, comm_dist_graph),
@@ -149,7 +140,6 @@ PMPI_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int source
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
-	coll_shadow_reap();
 	return made(PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights,
 	                                   info, reorder, comm_dist_graph),
 	            comm_dist_graph);
