@@ -96,17 +96,32 @@ int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
                  MPI_Comm comm, long segment, MPI_Request *request);
 int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, long segment, MPI_Request *request);
-/* Tuning, set once before any collective (init.c): the smallest vector,
- * in bytes, that MPI_Iallreduce (and the reduce-scatters built on it) cut
- * into a reduce-scatter and an allgather instead of recursive doubling
- * (PIANO_COLL_REDSCAT_MIN); the segment on a communicator whose ranks all
- * share this node (PIANO_COLL_SEGMENT_NODE; 0: the `segment` argument
- * everywhere), where world_one_node says that every rank of
- * MPI_COMM_WORLD is on this node; how many finished operations the process
- * keeps for reuse (PIANO_COLL_CACHE, coll_op.h); the window
- * (PIANO_COLL_WINDOW). */
-void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node, int cache_max,
-               int window, long bruck_max, int bruck_min_ranks);
+/* Tuning, set once before any collective (init.c), each value from the
+ * setting named beside it (docs/configuration.md). */
+struct coll_tuning {
+	/* The smallest vector, in bytes, that MPI_Iallreduce (and the
+	 * reduce-scatters built on it) cut into a reduce-scatter and an
+	 * allgather instead of recursive doubling (PIANO_COLL_REDSCAT_MIN). */
+	long redscat_min;
+	/* The segment on a communicator whose ranks all share this node
+	 * (PIANO_COLL_SEGMENT_NODE; 0: the builders' `segment` argument
+	 * everywhere); world_one_node: every rank of MPI_COMM_WORLD is on
+	 * this node. */
+	long node_segment;
+	bool world_one_node;
+	int cache_max;       /* finished operations kept for reuse (PIANO_COLL_CACHE, coll_op.h) */
+	int window;          /* PIANO_COLL_WINDOW */
+	long bruck_max;      /* PIANO_COLL_BRUCK_MAX */
+	int bruck_min_ranks; /* PIANO_COLL_BRUCK_MIN_RANKS */
+	/* MPI_Ibcast by scatter + ring allgather from this many bytes on at
+	 * least this many ranks (PIANO_COLL_BCAST_SCATTER_MIN, _MIN_RANKS);
+	 * on communicators whose ranks all share this node only when
+	 * bcast_scatter_node (the user set PIANO_COLL_BCAST_SCATTER_MIN). */
+	long bcast_scatter_min;
+	int bcast_scatter_min_ranks;
+	bool bcast_scatter_node;
+};
+void coll_tune(const struct coll_tuning *t);
 /* coll_tune()'s values (coll_tree.c): read-only once a collective ran. */
 extern long coll_redscat_min, coll_node_segment;
 extern bool coll_world_one_node;
@@ -114,6 +129,9 @@ extern int coll_cache_max;
 /* Segments (exchange steps, for the all-to-all) in flight per role and
  * peer (PIANO_COLL_WINDOW; 0: no bound). */
 extern int coll_window;
+extern long coll_bcast_scatter_min;
+extern int coll_bcast_scatter_min_ranks;
+extern bool coll_bcast_scatter_node;
 
 /* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
  * vr's parent (-1 for the root) and its children, the largest subtree

@@ -4,11 +4,106 @@
  * receive from the parent is posted at start (a tag per segment); the
  * moment segment j arrives, its sends to the children start, whatever the
  * other segments do: no round waits for the whole previous one.
+ *
+ * On large communicators and messages, a scatter down the same tree then
+ * a ring allgather (van de Geijn's broadcast, MPICH's for these sizes):
+ * the tree's root sends the whole message once per child, log2(size)
+ * times in all, where here every rank sends about twice the message.
  */
+#include "base.h"
 #include "coll_algo.h"
 #include "coll_op.h"
 
 #include <limits.h>
+
+/* The scatter + ring allgather broadcast's plan, in virtual ranks (the
+ * root is 0): chunk c, elements [first(c), first(c + 1)) of the buffer,
+ * is virtual rank c's share; each chunk is cut into `nseg` units of at
+ * most `seg` elements, unit (c, s) travelling under tag tag0 + c * nseg +
+ * s. */
+struct scatter_plan {
+	int size, q, r; /* count = q * size + r: chunk c has q + (c < r) elements */
+	int nseg, seg;
+};
+
+static long chunk_first(const struct scatter_plan *p, int c)
+{
+	return (long)c * p->q + (c < p->r ? c : p->r);
+}
+
+/* The end of virtual rank v's subtree in the binomial tree (coll_tree()):
+ * v holds chunks [v, subtree_end(v)) once the scatter is done. */
+static int subtree_end(int v, int size)
+{
+	if (v == 0)
+		return size;
+	unsigned low = (unsigned)v & (0u - (unsigned)v);
+	return (unsigned)v + low < (unsigned)size ? v + (int)low : size;
+}
+
+static bool holds(int v, int c, int size) { return c >= v && c < subtree_end(v, size); }
+
+/*
+ * Unit by unit: a rank that holds chunk c after the scatter receives each
+ * of its units from its parent (the root has them) and forwards it to the
+ * child whose subtree holds c; a rank that does not receives it from its
+ * ring predecessor. Either way it then sends it on to its ring successor
+ * unless that one holds c, so each unit goes down the ring from c's owner
+ * until it reaches a rank that has it, and every rank receives each unit
+ * exactly once: no buffer region is written twice or written while a
+ * send reads it. The chains run side by side, each unit moving the moment
+ * it arrived; the window (PIANO_COLL_WINDOW) bounds the units in flight
+ * per peer, by tag.
+ */
+static int bcast_scatter_ring(struct coll_op *op, char *buf, int count, MPI_Datatype type, int root,
+                              MPI_Aint extent, long segment)
+{
+	struct scatter_plan p = { .size = op->size, .q = count / op->size, .r = count % op->size };
+	int maxc = p.q + (p.r > 0);
+	p.nseg = coll_segments(maxc, type, segment, op->ntags / op->size, &p.seg);
+	int size = op->size, me = (op->rank - root + size) % size;
+	int parent, children[32];
+	int nchild = coll_tree(me, size, &parent, children);
+	int next = (me + 1) % size, prev = (me + size - 1) % size;
+	int rc = MPI_SUCCESS;
+	for (int c = 0; c < size && rc == MPI_SUCCESS; c++) {
+		long end = chunk_first(&p, c + 1);
+		for (int s = 0; s < p.nseg && rc == MPI_SUCCESS; s++) {
+			long a = chunk_first(&p, c) + (long)s * p.seg;
+			long b = a + p.seg < end ? a + p.seg : end;
+			if (a >= b)
+				break;
+			char *at = buf + a * extent;
+			int n = (int)(b - a), tag = op->tag + c * p.nseg + s;
+			int from = -1, to;
+			bool mine = holds(me, c, size);
+			if (mine && parent >= 0)
+				rc = coll_mpi_error(piano_graph_add_recv(op->g, at, n, type,
+				                                         (parent + root) % size,
+				                                         tag, &from));
+			else if (!mine)
+				rc = coll_mpi_error(piano_graph_add_recv(op->g, at, n, type,
+				                                         (prev + root) % size, tag,
+				                                         &from));
+			for (int k = 0; mine && k < nchild && rc == MPI_SUCCESS; k++) {
+				if (!holds(children[k], c, size))
+					continue;
+				rc = coll_mpi_error(piano_graph_add_send(
+				        op->g, at, n, type, (children[k] + root) % size, tag, &to));
+				if (rc == MPI_SUCCESS && from >= 0)
+					rc = coll_mpi_error(piano_graph_add_edge(op->g, from, to));
+			}
+			if (rc == MPI_SUCCESS && !holds(next, c, size)) {
+				rc = coll_mpi_error(piano_graph_add_send(op->g, at, n, type,
+				                                         (next + root) % size, tag,
+				                                         &to));
+				if (rc == MPI_SUCCESS && from >= 0)
+					rc = coll_mpi_error(piano_graph_add_edge(op->g, from, to));
+			}
+		}
+	}
+	return rc;
+}
 
 int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
                 MPI_Request *request)
@@ -27,6 +122,28 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 		return coll_op_start(op, request);
 	MPI_Aint lb, extent;
 	PMPI_Type_get_extent(type, &lb, &extent);
+	int tsize = 0;
+	PMPI_Type_size(type, &tsize);
+	/* Alike on every rank: the communicator's size and the message's
+	 * bytes (MPI requires equal type signatures), whether its ranks share
+	 * one node (coll_op_segment()), and the operation's tags, whose count
+	 * depends on MPI_TAG_UB only (one unit per chunk at least). On one
+	 * node only when asked for: there the receivers' copies are the work,
+	 * the same whatever the shape, and the scatter's extra messages cost
+	 * (docs/coll.md). */
+	if (op->size >= coll_bcast_scatter_min_ranks && op->size > 1 &&
+	    (!op->one_node || coll_bcast_scatter_node) &&
+	    (long)count * tsize >= coll_bcast_scatter_min && op->ntags / op->size >= 1) {
+		op->seg_tags = 1;
+		atomic_fetch_add_explicit(&pmpi_g.graph_bcast_scatter, 1, memory_order_relaxed);
+		rc = bcast_scatter_ring(op, buf, count, type, root, extent,
+		                        coll_op_segment(op, segment));
+		if (rc != MPI_SUCCESS) {
+			coll_op_abandon(op);
+			return rc;
+		}
+		return coll_op_start(op, request);
+	}
 	int vr = (op->rank - root + op->size) % op->size;
 	int parent, children[32];
 	int nchild = coll_tree(vr, op->size, &parent, children);

@@ -9,17 +9,22 @@ int coll_cache_max = 16;
 int coll_window = 8;
 long coll_bruck_max = 256;
 int coll_bruck_min_ranks = 8;
+long coll_bcast_scatter_min = 524288;
+int coll_bcast_scatter_min_ranks = 8;
+bool coll_bcast_scatter_node;
 
-void coll_tune(long redscat_min_bytes, long node_segment, bool world_one_node, int cache_max,
-               int window, long bruck_max, int bruck_min_ranks)
+void coll_tune(const struct coll_tuning *t)
 {
-	coll_window = window;
-	coll_bruck_max = bruck_max;
-	coll_bruck_min_ranks = bruck_min_ranks;
-	coll_cache_max = cache_max;
-	coll_redscat_min = redscat_min_bytes;
-	coll_node_segment = node_segment;
-	coll_world_one_node = world_one_node;
+	coll_window = t->window;
+	coll_bruck_max = t->bruck_max;
+	coll_bruck_min_ranks = t->bruck_min_ranks;
+	coll_cache_max = t->cache_max;
+	coll_redscat_min = t->redscat_min;
+	coll_node_segment = t->node_segment;
+	coll_world_one_node = t->world_one_node;
+	coll_bcast_scatter_min = t->bcast_scatter_min;
+	coll_bcast_scatter_min_ranks = t->bcast_scatter_min_ranks;
+	coll_bcast_scatter_node = t->bcast_scatter_node;
 }
 
 int coll_tree(int vr, int size, int *parent, int children[32])

@@ -69,6 +69,7 @@ struct pmpi_state {
 	_Atomic uint64_t graph_halving;      /* reduce-scatters built by recursive halving */
 	_Atomic uint64_t graph_pairwise;     /* reduce-scatters built by pairwise messages */
 	_Atomic uint64_t graph_persistent; /* persistent collectives made graphs (coll_persist.c) */
+	_Atomic uint64_t graph_bcast_scatter; /* broadcasts built as scatter + allgather */
 };
 
 /* Written by set-up (init.c) under its lock before `ready` is published;

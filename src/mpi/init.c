@@ -429,7 +429,7 @@ static void setup(int real)
 	 * the MPI at MPI_THREAD_MULTIPLE (serial_wanted), and auto agrees to
 	 * graphs only where it runs there (coll_auto_agree()). */
 	{
-		int seg_src = 0, node_src = 0, wsize = 0;
+		int seg_src = 0, node_src = 0, scatter_src = 0, wsize = 0;
 		pmpi_g.coll_segment = pmpi_setting("PIANO_COLL_SEGMENT", &seg_src);
 		long node_segment = pmpi_setting("PIANO_COLL_SEGMENT_NODE", &node_src);
 		/* A segment the user chose applies everywhere unless the node's
@@ -437,11 +437,22 @@ static void setup(int real)
 		if (seg_src != PIANO_SOURCE_DEFAULT && node_src == PIANO_SOURCE_DEFAULT)
 			node_segment = 0;
 		PMPI_Comm_size(MPI_COMM_WORLD, &wsize);
-		coll_tune(pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL), node_segment,
-		          pmpi_g.local_size == wsize, (int)pmpi_setting("PIANO_COLL_CACHE", NULL),
-		          (int)pmpi_setting("PIANO_COLL_WINDOW", NULL),
-		          pmpi_setting("PIANO_COLL_BRUCK_MAX", NULL),
-		          (int)pmpi_setting("PIANO_COLL_BRUCK_MIN_RANKS", NULL));
+		struct coll_tuning t = {
+			.redscat_min = pmpi_setting("PIANO_COLL_REDSCAT_MIN", NULL),
+			.node_segment = node_segment,
+			.world_one_node = pmpi_g.local_size == wsize,
+			.cache_max = (int)pmpi_setting("PIANO_COLL_CACHE", NULL),
+			.window = (int)pmpi_setting("PIANO_COLL_WINDOW", NULL),
+			.bruck_max = pmpi_setting("PIANO_COLL_BRUCK_MAX", NULL),
+			.bruck_min_ranks = (int)pmpi_setting("PIANO_COLL_BRUCK_MIN_RANKS", NULL),
+			.bcast_scatter_min = pmpi_setting("PIANO_COLL_BCAST_SCATTER_MIN",
+			                                  &scatter_src),
+			.bcast_scatter_min_ranks = (int)
+			        pmpi_setting("PIANO_COLL_BCAST_SCATTER_MIN_RANKS", NULL),
+		};
+		/* The threshold applies on one node too once the user chose it. */
+		t.bcast_scatter_node = scatter_src != PIANO_SOURCE_DEFAULT;
+		coll_tune(&t);
 	}
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
@@ -783,6 +794,7 @@ static void print_stats(void)
 	        "delegated waits %llu, graph collectives %llu, reused %llu, window edges %llu, "
 	        "reduce-scatter allreduces %llu, halving reduce-scatters %llu, "
 	        "pairwise reduce-scatters %llu, persistent graphs %llu, "
+	        "scatter-allgather broadcasts %llu, "
 	        "still pending %ld, "
 	        "eager limit %ld "
 	        "B "
@@ -799,7 +811,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.graph_redscat),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_halving),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_pairwise),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_persistent), track_pending(),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_persistent),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_bcast_scatter), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
 	        : pmpi_g.serial  ? "on (serialized mode)"

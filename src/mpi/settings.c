@@ -205,6 +205,18 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Smallest communicator on which `MPI_Ialltoall` and `MPI_Iallgather` may use Bruck's "
 	  "algorithms (see "
 	  "`PIANO_COLL_BRUCK_MAX`). Must be the same on every rank." },
+	{ "PIANO_COLL_BCAST_SCATTER_MIN", PIANO_SETTING_INT, "524288", 0, 2147483647L, NULL, NULL,
+	  NULL,
+	  "`MPI_Ibcast` as a graph sends messages of at least this many bytes by a scatter down "
+	  "the binomial tree then a ring allgather (each rank sends about twice the message, "
+	  "where the tree's root sends it once per child) on a communicator of at least "
+	  "`PIANO_COLL_BCAST_SCATTER_MIN_RANKS` ranks that spans more than one node, instead of "
+	  "the pipelined tree (docs/coll.md). Set by the user, it applies on one node too. Must "
+	  "be the same on every rank." },
+	{ "PIANO_COLL_BCAST_SCATTER_MIN_RANKS", PIANO_SETTING_INT, "8", 2, 1048576, NULL, NULL,
+	  NULL,
+	  "Smallest communicator on which `MPI_Ibcast` may scatter then allgather (see "
+	  "`PIANO_COLL_BCAST_SCATTER_MIN`). Must be the same on every rank." },
 	{ "PIANO_COLL_CACHE", PIANO_SETTING_INT, "16", 0, 1024, NULL, NULL, NULL,
 	  "Finished graph collectives the process keeps for reuse: a collective called again "
 	  "with the same arguments (buffers, counts, predefined datatypes and operation, root) on "
