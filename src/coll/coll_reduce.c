@@ -735,10 +735,14 @@ free_lists:
  * all of it. Each message in chunks of about the segment (tag tag + c, one
  * stream per pair of ranks, the window bounding each), the fold per chunk.
  * acc is recvbuf, or in place a scratch buffer copied to recvbuf once
- * everything that reads the input has run. All size - 1 receives and sends
- * are posted at start (a window over the peers, as the all-to-all's, is
- * not applied: size - 1 messages per rank suits the communicator sizes of
- * a node or a few).
+ * everything that reads the input has run. The messages go out in
+ * pairwise order, to rank + i and from rank - i for i = 1, 2, ..., and
+ * with a window of w < size - 1 (PIANO_COLL_WINDOW), as the all-to-all's,
+ * every chunk to rank + i waits for the last chunk to rank + i - w, every
+ * chunk from rank - i for the last from rank - i + w: at most w peers per
+ * direction in flight, whatever the communicator's size. The edges join
+ * sends to sends and receives to receives of smaller distances only, so
+ * by induction on i both sides of every message are released.
  */
 static int pairwise_reduce_scatter(struct coll_op *op, const void *sendbuf, void *recvbuf,
                                    const int *first, MPI_Datatype type, MPI_Op mop, long segment)
@@ -771,15 +775,37 @@ static int pairwise_reduce_scatter(struct coll_op *op, const void *sendbuf, void
 		tmp += l.shift;
 	}
 	char *acc = in_place ? tmp + (size_t)l.span * (size_t)(size - 1) : recvbuf;
-	for (int j = 0; j < size && rc == MPI_SUCCESS; j++) {
-		if (j == rank)
-			continue;
+	int w = coll_window > 0 && coll_window < size - 1 ? coll_window : 0;
+	int nch = n > 0 ? (n + seg - 1) / seg : 0;
+	/* With a window: per slot i % w, the last send of exchange i (or
+	 * what it waited for, when its block is empty); each receive's node
+	 * by peer and chunk. */
+	int *sslot = NULL, *rnode = NULL;
+	long edges = 0;
+	if (w) {
+		sslot = malloc(sizeof(int) * (size_t)w);
+		rnode = malloc(sizeof(int) * (size_t)size * (size_t)(nch > 0 ? nch : 1));
+		if (!sslot || !rnode) {
+			rc = MPI_ERR_NO_MEM;
+			goto free_window;
+		}
+		for (int k = 0; k < w; k++)
+			sslot[k] = -1;
+	}
+	for (int i = 1; i < size && rc == MPI_SUCCESS; i++) {
+		int j = (rank + i) % size, dep = w ? sslot[(i - 1) % w] : -1, s = -1;
 		for (int a = first[j], c = 0; a < first[j + 1] && rc == MPI_SUCCESS;
 		     a += seg, c++) {
-			int b = first[j + 1] - a < seg ? first[j + 1] : a + seg, s = -1;
+			int b = first[j + 1] - a < seg ? first[j + 1] : a + seg;
 			COLL_ADD(piano_graph_add_send(op->g, input + (MPI_Aint)a * l.extent, b - a,
 			                              type, j, op->tag + c, &s));
+			if (dep >= 0 && i > w) {
+				COLL_ADD(piano_graph_add_edge(op->g, dep, s));
+				edges++;
+			}
 		}
+		if (w && s >= 0)
+			sslot[(i - 1) % w] = s;
 	}
 	for (int a = 0, c = 0; a < n && rc == MPI_SUCCESS; a += seg, c++) {
 		int b = n - a < seg ? n : a + seg, last = -1;
@@ -791,6 +817,8 @@ static int pairwise_reduce_scatter(struct coll_op *op, const void *sendbuf, void
 		else
 			COLL_ADD(piano_graph_add_recv(op->g, acc + at, b - a, type, size - 1,
 			                              op->tag + c, &last));
+		if (w && rank != size - 1)
+			rnode[(size_t)(size - 1) * (size_t)nch + (size_t)c] = last;
 		for (int r = size - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
 			const char *part = input + (MPI_Aint)mine0 * l.extent + at;
 			int got = -1, red = -1;
@@ -799,6 +827,8 @@ static int pairwise_reduce_scatter(struct coll_op *op, const void *sendbuf, void
 				          at;
 				COLL_ADD(piano_graph_add_recv(op->g, t, b - a, type, r, op->tag + c,
 				                              &got));
+				if (w)
+					rnode[(size_t)r * (size_t)nch + (size_t)c] = got;
 				part = t;
 			}
 			COLL_ADD(piano_graph_add_reduce(op->g, part, acc + at, b - a, type, mop,
@@ -809,12 +839,28 @@ static int pairwise_reduce_scatter(struct coll_op *op, const void *sendbuf, void
 			last = red;
 		}
 	}
+	/* Every receive has its node now (the fold added them by chunk). */
+	for (int i = w + 1; w && i < size && rc == MPI_SUCCESS; i++) {
+		int r = (rank - i + size) % size, p = (rank - i + w + size) % size;
+		for (int c = 0; c < nch && rc == MPI_SUCCESS; c++) {
+			COLL_ADD(piano_graph_add_edge(
+			        op->g, rnode[(size_t)p * (size_t)nch + (size_t)nch - 1],
+			        rnode[(size_t)r * (size_t)nch + (size_t)c]));
+			edges++;
+		}
+	}
+	if (rc == MPI_SUCCESS && edges)
+		atomic_fetch_add_explicit(&pmpi_g.graph_window_edges, (uint64_t)edges,
+		                          memory_order_relaxed);
 	if (rc == MPI_SUCCESS && in_place && n > 0) {
 		int copy = -1;
 		COLL_ADD(piano_graph_add_copy(op->g, acc, n, type, recvbuf, n, type, &copy));
 		if (rc == MPI_SUCCESS)
 			rc = after_all(op, copy);
 	}
+free_window:
+	free(sslot);
+	free(rnode);
 	return rc;
 }
 

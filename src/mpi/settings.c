@@ -193,8 +193,9 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	{ "PIANO_COLL_WINDOW", PIANO_SETTING_INT, "8", 0, 4096, NULL, NULL, NULL,
 	  "Segments of a graph collective in flight at once, per peer and direction: the "
 	  "receive (or send) of segment j waits for that of segment j - N, and an "
-	  "`MPI_Ialltoall` posts its exchange with the rank at distance i once the one at "
-	  "distance i - N has completed (docs/coll.md, \"Window\"). Bounds the requests a "
+	  "`MPI_Ialltoall` (or a non-commutative reduce-scatter) posts its exchange with the "
+	  "rank at distance i once the one at distance i - N has completed (docs/coll.md, "
+	  "\"Window\"). Bounds the requests a "
 	  "large message or a large communicator posts at once. `0`: no bound." },
 	{ "PIANO_COLL_BRUCK_MAX", PIANO_SETTING_INT, "256", 0, 65536, NULL, NULL, NULL,
 	  "`MPI_Ialltoall` and `MPI_Iallgather` as graphs exchange blocks of at most this many "
