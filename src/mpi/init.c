@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Extra context for a piano_init failure (set by placement()). */
 static const char *pmpi_warn_hint = "";
@@ -485,6 +486,51 @@ static void setup(int real)
  * must be the same on every rank); in serialized mode inside the gate, as
  * the application's own calls.
  */
+/* How long a rank waits for the others in the agreement before it says
+ * why it may wait forever. Launchers start the ranks of one job within
+ * seconds; a wait this long is an MPMD job with piano on some ranks only
+ * or a rank that died. */
+#define AGREE_WARN_NS (10ull * 1000000000ull)
+
+/*
+ * *all = the minimum of every rank's `mine` over MPI_COMM_WORLD: one
+ * MPI_Iallreduce tested until done (spinning for a millisecond, then
+ * 100 us apart: once per job, at MPI_Init), so that a rank whose peers
+ * never join says so instead of hanging in silence. It cannot give up:
+ * the collective stays posted, and the application's first non-blocking
+ * collective on MPI_COMM_WORLD would then match it on the other ranks.
+ */
+static int agree_min(int mine, int *all)
+{
+	MPI_Request req;
+	int rc = PMPI_Iallreduce(&mine, all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	uint64_t start = sys_now_ns();
+	bool warned = false;
+	for (;;) {
+		int done = 0;
+		rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS || done)
+			return rc;
+		uint64_t waited = sys_now_ns() - start;
+		if (!warned && waited >= AGREE_WARN_NS) {
+			int rank = 0;
+			PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+			pmpi_warn(
+			        "rank %d has waited %llu s in MPI_Init for every rank's piano "
+			        "(PIANO_COLL=auto agrees once across MPI_COMM_WORLD) and waits on: "
+			        "if some ranks of this job run without piano-run (MPMD), set "
+			        "PIANO_COLL=native on the ranks that run it (docs/mpi.md, \"Known "
+			        "limits\")",
+			        rank, (unsigned long long)(waited / 1000000000ull));
+			warned = true;
+		}
+		if (waited > 1000000)
+			nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+	}
+}
+
 static void coll_auto_agree(void)
 {
 	if (!coll_auto_asked)
@@ -500,7 +546,7 @@ static void coll_auto_agree(void)
 		mine = 1;
 	if (pmpi_g.serial)
 		gate_app_close();
-	int rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	int rc = agree_min(mine, &all);
 	if (pmpi_g.serial)
 		gate_app_open();
 	if (rc != MPI_SUCCESS) {
