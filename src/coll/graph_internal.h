@@ -122,6 +122,9 @@ struct piano_graph {
 	int nstack, ndone, nactive, npolling;
 	int err_code, err_node;
 	int ending; /* final state once the run has ended, 0 before */
+	/* A waiter asleep on its own cond (graph_run.c), signalled by the
+	 * thread that ends the run once every lock is released */
+	piano_cond_t *sleeper;
 
 	/* graph_list.c */
 	struct piano_graph *next, *prev;
@@ -137,21 +140,32 @@ void graph_arm(piano_graph_t *g);
 /* Internal node kind: finished once fn(arg) says its condition is met. */
 int graph_add_poll(piano_graph_t *g, graph_poll_fn fn, void *arg, int *node);
 
-/* The maker's hook of a run that ended, read under g->lock before the final
- * state is published (after that the graph may be freed by its owner) and
- * called once every lock is released; fn NULL for none. */
+/* The maker's hook of a run that ended, and its sleeping waiter, read under
+ * g->lock before the final state is published (after that the graph may be
+ * freed by its owner) and called once every lock is released; fn NULL for
+ * none. */
 struct graph_end {
 	graph_ended_fn fn;
 	void *arg;
+	piano_cond_t *sleeper;
 };
-static inline struct graph_end graph_end_of(const piano_graph_t *g)
+/* Takes the sleeper off the graph: it is signalled once, by whoever ends
+ * the run. */
+static inline struct graph_end graph_end_of(piano_graph_t *g)
 {
-	return (struct graph_end){ g->ended_fn, g->ended_arg };
+	struct graph_end e = { g->ended_fn, g->ended_arg, g->sleeper };
+	g->sleeper = NULL;
+	return e;
 }
+/* The hook, then the sleeper: its cond lives on the sleeping thread's stack
+ * and that thread may free the graph once woken; the signal is the last
+ * access to either. */
 static inline void graph_end_call(struct graph_end e)
 {
 	if (e.fn)
 		e.fn(e.arg);
+	if (e.sleeper)
+		piano_cond_signal(e.sleeper, 1);
 }
 unsigned graph_advance(piano_graph_t *g);
 /* graph_build.c: moves every SEND and RECV node's tag by delta, for the

@@ -7,7 +7,10 @@
  */
 #include "graph_internal.h"
 #include "graph_list.h"
+#include "ltask.h"
 #include "progress.h"
+#include "sys.h"
+#include "waiters.h"
 
 #include <pthread.h>
 
@@ -15,7 +18,7 @@
  * of a run it ended, for the caller to call once unlocked. */
 static struct graph_end step(piano_graph_t *g)
 {
-	struct graph_end end = { NULL, NULL };
+	struct graph_end end = { NULL, NULL, NULL };
 	graph_advance(g);
 	if (graph_ended(g)) {
 		end = graph_end_of(g);
@@ -79,6 +82,33 @@ int piano_graph_test(piano_graph_t *g, int *flag)
 	return rc;
 }
 
+/* Registers c as g's sleeper: false when g no longer runs or another
+ * thread already sleeps on it. Under g->lock, where the run's end takes
+ * the sleeper before it publishes the final state, so the end cannot be
+ * missed. */
+static bool sleeper_set(piano_graph_t *g, piano_cond_t *c)
+{
+	bool set = false;
+	pthread_mutex_lock(&g->lock);
+	if (atomic_load_explicit(&g->state, memory_order_relaxed) == GRAPH_RUNNING && !g->sleeper) {
+		piano_cond_init(c, 0);
+		g->sleeper = c;
+		set = true;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return set;
+}
+
+/*
+ * By the rule of the MPI layer's waits (waitop.h, and wait.c for graph
+ * collectives): the first thread to wait drives its graph itself, and the
+ * other running graphs, back to back as an MPI wait spins, counted as a
+ * native waiter; a thread that finds others already waiting sleeps until
+ * the run ends (after PIANO_SPIN_US of polling through the engine), while
+ * that waiter or piano's progress task advances the graph, so N waiting
+ * threads cost one poller. Without background progress every waiter
+ * drives its graph.
+ */
 int piano_graph_wait(piano_graph_t *g)
 {
 	if (!g)
@@ -86,13 +116,39 @@ int piano_graph_wait(piano_graph_t *g)
 	int st = atomic_load_explicit(&g->state, memory_order_acquire);
 	if (st == GRAPH_BUILD || st == GRAPH_READY)
 		return PIANO_ESTATE;
-	/* The waiting thread drives its graph itself, as an MPI wait does. */
+	if (st != GRAPH_RUNNING)
+		return graph_result(g, st);
+	bool first = waiters_enter();
+	piano_cond_t asleep;
+	if (!first && pmpi_g.threaded && !pmpi_g.serial && !ltask_current_tls &&
+	    sleeper_set(g, &asleep)) {
+		waiters_delegate();
+		progress_kick();
+		/* Fails only inside an ltask, which this is not; even then the
+		 * end's signal is on its way and the cond must outlive it.
+		 * The state was published before the signal. */
+		if (piano_cond_wait(&asleep, 1))
+			while (piano_cond_test(&asleep, 1))
+				sys_yield();
+		waiters_leave(false);
+		return graph_result(g, atomic_load_explicit(&g->state, memory_order_acquire));
+	}
+	/* Steps the other running graphs too, for the waiters asleep on them,
+	 * while the progress task stands back (graph_list.h). */
+	waiters_go_native();
+	graphs_drive_begin();
 	while (st == GRAPH_RUNNING) {
 		pthread_mutex_lock(&g->lock);
 		struct graph_end end = step(g);
 		pthread_mutex_unlock(&g->lock);
 		graph_end_call(end);
 		st = atomic_load_explicit(&g->state, memory_order_acquire);
+		if (st == GRAPH_RUNNING && graphs_running() > 1) {
+			graphs_progress();
+			st = atomic_load_explicit(&g->state, memory_order_acquire);
+		}
 	}
+	graphs_drive_end();
+	waiters_leave(true);
 	return graph_result(g, st);
 }

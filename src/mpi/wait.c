@@ -79,20 +79,38 @@ static bool drives_graphs(const MPI_Request *reqs, int n)
 	return n > 0 && (coll_op_among(reqs, n) || coll_persist_among(reqs, n));
 }
 
-/* A wait that steps the graphs back to back is a native waiter: the
- * progress task neither probes the MPI nor steps the graphs beside it
- * (waiters.h, graph_list.h). */
-static void graph_wait_begin(void)
+/*
+ * Who drives a wait on graph requests, by the rule of every other wait
+ * (waitop.h): the first thread to wait steps the graphs back to back, as a
+ * native waiter (the progress task neither probes the MPI nor steps the
+ * graphs beside it: waiters.h, graph_list.h). A thread that finds others
+ * already waiting delegates: it sleeps until the progress task sees its
+ * requests complete, while the stepping waiter (which steps every running
+ * graph) or the progress task advance its graphs. N threads waiting on
+ * graph collectives then cost one stepper, not N spinning threads that
+ * take the list from each other. Without background progress, or inside
+ * an ltask, every waiter steps. Returns WAIT_NATIVE (the caller steps) or
+ * WAIT_DELEGATED (op's requests are finished: the MPI's own completion
+ * call returns at once).
+ */
+static enum wait_mode graph_wait_begin(struct waitop *op)
 {
-	waiters_enter();
+	bool first = waiters_enter();
+	if (!first && pmpi_g.threaded && !pmpi_g.serial && !ltask_current_tls) {
+		waiters_delegate();
+		waitop_block(op);
+		return WAIT_DELEGATED;
+	}
 	waiters_go_native();
 	graphs_drive_begin();
+	return WAIT_NATIVE;
 }
 
-static void graph_wait_end(void)
+static void graph_wait_end(enum wait_mode mode)
 {
-	graphs_drive_end();
-	waiters_leave(true);
+	if (mode == WAIT_NATIVE)
+		graphs_drive_end();
+	waiters_leave(mode == WAIT_NATIVE);
 }
 
 static int wait_one(MPI_Request *req, MPI_Status *status)
@@ -100,20 +118,23 @@ static int wait_one(MPI_Request *req, MPI_Status *status)
 	struct saved s;
 	save(&s, req, 1);
 	int rc;
+	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req };
 	if (drives_graphs(req, 1)) {
-		graph_wait_begin();
-		for (int flag = 0; !flag;) {
-			graphs_progress();
-			rc = PMPI_Test(req, &flag, status);
-			if (rc != MPI_SUCCESS)
-				break;
-		}
-		graph_wait_end();
+		enum wait_mode mode = graph_wait_begin(&op);
+		if (mode == WAIT_DELEGATED)
+			rc = PMPI_Wait(req, status);
+		else
+			for (int flag = 0; !flag;) {
+				graphs_progress();
+				rc = PMPI_Test(req, &flag, status);
+				if (rc != MPI_SUCCESS)
+					break;
+			}
+		graph_wait_end(mode);
 		settle(&s, rc, req, 1, NULL, 1, NULL);
 		return rc;
 	}
 	fileio_wait(req, 1);
-	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req };
 	enum wait_mode mode = wait_enter(&op);
 	rc = PMPI_Wait(req, status);
 	wait_leave(mode);
@@ -132,8 +153,9 @@ static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 		 * holds the MPI's own persistent collectives (waiters.c). A
 		 * request found complete stays so: each round asks from the first
 		 * one not seen complete (usually one progress call). */
-		graph_wait_begin();
-		for (int i = 0; i < n;) {
+		struct waitop op = { .kind = WAIT_ALL, .n = n, .reqs = reqs };
+		enum wait_mode mode = graph_wait_begin(&op);
+		for (int i = 0; mode == WAIT_NATIVE && i < n;) {
 			graphs_progress();
 			int flag = 1, grc = MPI_SUCCESS;
 			while (i < n &&
@@ -144,7 +166,7 @@ static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 			if (grc != MPI_SUCCESS)
 				break; /* the MPI's MPI_Waitall below reports it */
 		}
-		graph_wait_end();
+		graph_wait_end(mode);
 		rc = PMPI_Waitall(n, reqs, statuses);
 		settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 		return rc;
@@ -163,17 +185,20 @@ static int wait_any(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 	struct saved s;
 	save(&s, reqs, n);
 	int rc;
+	struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
 	if (drives_graphs(reqs, n)) {
-		graph_wait_begin();
-		for (int flag = 0; !flag;) {
-			graphs_progress();
-			rc = PMPI_Testany(n, reqs, index, &flag, status);
-			if (rc != MPI_SUCCESS)
-				break;
-		}
-		graph_wait_end();
+		enum wait_mode mode = graph_wait_begin(&op);
+		if (mode == WAIT_DELEGATED)
+			rc = PMPI_Waitany(n, reqs, index, status);
+		else
+			for (int flag = 0; !flag;) {
+				graphs_progress();
+				rc = PMPI_Testany(n, reqs, index, &flag, status);
+				if (rc != MPI_SUCCESS)
+					break;
+			}
+		graph_wait_end(mode);
 	} else {
-		struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
 		enum wait_mode mode = wait_enter(&op);
 		rc = PMPI_Waitany(n, reqs, index, status);
 		wait_leave(mode);
@@ -188,15 +213,18 @@ static int wait_some(int n, MPI_Request reqs[], int *outcount, int indices[],
 	struct saved s;
 	save(&s, reqs, n);
 	int rc;
+	struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
 	if (drives_graphs(reqs, n)) {
-		graph_wait_begin();
-		do {
-			graphs_progress();
-			rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
-		} while (rc == MPI_SUCCESS && *outcount == 0);
-		graph_wait_end();
+		enum wait_mode mode = graph_wait_begin(&op);
+		if (mode == WAIT_DELEGATED)
+			rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+		else
+			do {
+				graphs_progress();
+				rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
+			} while (rc == MPI_SUCCESS && *outcount == 0);
+		graph_wait_end(mode);
 	} else {
-		struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
 		enum wait_mode mode = wait_enter(&op);
 		rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
 		wait_leave(mode);
