@@ -90,9 +90,9 @@ PIANO_API int piano_graph_test(piano_graph_t *g, int *flag);
  * Until every node has finished: 0; PIANO_ESYS when an MPI call of a node
  * failed, PIANO_ECANCELED when a CALC callback did (piano_graph_error()
  * gives the code). A failed graph is not running: it may be started again.
- * PIANO_ESTATE if never started. The first thread to wait advances the
- * graph itself; a thread that calls it while another thread already waits
- * (on a graph or in an MPI call) sleeps until the run ends, once piano's
+ * PIANO_ESTATE if never started. The caller advances the graph itself;
+ * a thread that called it while another thread already waited (on a graph
+ * or in an MPI call) sleeps after 1 ms until the run ends, once piano's
  * threads drive the graphs (docs/coll.md, "How it runs").
  */
 PIANO_API int piano_graph_wait(piano_graph_t *g);

@@ -101,13 +101,15 @@ static bool sleeper_set(piano_graph_t *g, piano_cond_t *c)
 
 /*
  * By the rule of the MPI layer's waits (waitop.h, and wait.c for graph
- * collectives): the first thread to wait drives its graph itself, and the
- * other running graphs, back to back as an MPI wait spins, counted as a
- * native waiter; a thread that finds others already waiting sleeps until
+ * collectives): a waiter drives its graph itself, and the other running
+ * graphs, back to back as an MPI wait spins, counted as a native waiter,
+ * and wakes the threads asleep on them. A thread that found another
+ * already waiting when it came, once it has stepped for
+ * GRAPH_SLEEP_AFTER_NS, registers as the graph's sleeper and sleeps until
  * the run ends (after PIANO_SPIN_US of polling through the engine), while
- * that waiter or piano's progress task advances the graph, so N waiting
- * threads cost one poller. Without background progress every waiter
- * drives its graph.
+ * a stepping waiter or piano's progress task advances the graph: N threads
+ * waiting long cost one poller. Without background progress every waiter
+ * steps throughout.
  */
 int piano_graph_wait(piano_graph_t *g)
 {
@@ -118,23 +120,10 @@ int piano_graph_wait(piano_graph_t *g)
 		return PIANO_ESTATE;
 	if (st != GRAPH_RUNNING)
 		return graph_result(g, st);
-	bool first = waiters_enter();
-	piano_cond_t asleep;
-	if (!first && pmpi_g.threaded && !pmpi_g.serial && !ltask_current_tls &&
-	    sleeper_set(g, &asleep)) {
-		waiters_delegate();
-		progress_kick();
-		/* Fails only inside an ltask, which this is not; even then the
-		 * end's signal is on its way and the cond must outlive it.
-		 * The state was published before the signal. */
-		if (piano_cond_wait(&asleep, 1))
-			while (piano_cond_test(&asleep, 1))
-				sys_yield();
-		waiters_leave(false);
-		return graph_result(g, atomic_load_explicit(&g->state, memory_order_acquire));
-	}
-	/* Steps the other running graphs too, for the waiters asleep on them,
-	 * while the progress task stands back (graph_list.h). */
+	bool may_sleep = !waiters_enter() && pmpi_g.threaded && !pmpi_g.serial &&
+	                 !ltask_current_tls;
+	uint64_t since = may_sleep ? sys_now_ns() : 0;
+	bool native = true;
 	waiters_go_native();
 	graphs_drive_begin();
 	while (st == GRAPH_RUNNING) {
@@ -143,12 +132,34 @@ int piano_graph_wait(piano_graph_t *g)
 		pthread_mutex_unlock(&g->lock);
 		graph_end_call(end);
 		st = atomic_load_explicit(&g->state, memory_order_acquire);
-		if (st == GRAPH_RUNNING && graphs_running() > 1) {
+		if (st != GRAPH_RUNNING)
+			break;
+		if (graphs_running() > 1) {
 			graphs_progress();
 			st = atomic_load_explicit(&g->state, memory_order_acquire);
 		}
+		if (waiters_pending())
+			waiters_progress();
+		if (!may_sleep || sys_now_ns() - since < GRAPH_SLEEP_AFTER_NS)
+			continue;
+		may_sleep = false;
+		piano_cond_t asleep;
+		if (!sleeper_set(g, &asleep))
+			continue;
+		graphs_drive_end();
+		waiters_delegate();
+		native = false;
+		progress_kick();
+		/* Fails only inside an ltask, which this is not; even then the
+		 * end's signal is on its way and the cond must outlive it.
+		 * The state was published before the signal. */
+		if (piano_cond_wait(&asleep, 1))
+			while (piano_cond_test(&asleep, 1))
+				sys_yield();
+		st = atomic_load_explicit(&g->state, memory_order_acquire);
 	}
-	graphs_drive_end();
-	waiters_leave(true);
+	if (native)
+		graphs_drive_end();
+	waiters_leave(native);
 	return graph_result(g, st);
 }

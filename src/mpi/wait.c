@@ -16,6 +16,7 @@
 #include "track.h"
 #include "waitop.h"
 #include "serial.h"
+#include "sys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,36 +82,60 @@ static bool drives_graphs(const MPI_Request *reqs, int n)
 
 /*
  * Who drives a wait on graph requests, by the rule of every other wait
- * (waitop.h): the first thread to wait steps the graphs back to back, as a
- * native waiter (the progress task neither probes the MPI nor steps the
- * graphs beside it: waiters.h, graph_list.h). A thread that finds others
- * already waiting delegates: it sleeps until the progress task sees its
- * requests complete, while the stepping waiter (which steps every running
- * graph) or the progress task advance its graphs. N threads waiting on
- * graph collectives then cost one stepper, not N spinning threads that
- * take the list from each other. Without background progress, or inside
- * an ltask, every waiter steps. Returns WAIT_NATIVE (the caller steps) or
- * WAIT_DELEGATED (op's requests are finished: the MPI's own completion
- * call returns at once).
+ * (waitop.h): a thread steps the graphs back to back, as a native waiter
+ * (the progress task neither probes the MPI nor steps the graphs beside
+ * it: waiters.h, graph_list.h). A thread that found others already waiting
+ * when it came, and has stepped for GRAPH_SLEEP_AFTER_NS without its
+ * requests completing, delegates: it sleeps until its requests are seen
+ * complete by a stepping waiter (which steps every running graph and
+ * serves the sleepers) or by the progress task. N threads waiting on graph
+ * collectives for long then cost one stepper, not N spinning threads that
+ * take the list from each other; short waits never pay a wake-up (at once,
+ * 2 threads per rank of back-to-back 8-double graph allreduces took 20-48
+ * against 2-10 us per operation). Without background progress, or inside
+ * an ltask, every waiter steps throughout.
  */
-static enum wait_mode graph_wait_begin(struct waitop *op)
+struct graph_wait {
+	struct waitop *op;
+	bool first;  /* no other thread was waiting when this one came */
+	bool native; /* stepping, not asleep */
+	uint64_t since;
+};
+
+static void graph_wait_begin(struct graph_wait *w, struct waitop *op)
 {
-	bool first = waiters_enter();
-	if (!first && pmpi_g.threaded && !pmpi_g.serial && !ltask_current_tls) {
-		waiters_delegate();
-		waitop_block(op);
-		return WAIT_DELEGATED;
-	}
+	w->op = op;
+	w->first = waiters_enter();
+	w->native = true;
+	w->since = w->first ? 0 : sys_now_ns();
 	waiters_go_native();
 	graphs_drive_begin();
-	return WAIT_NATIVE;
 }
 
-static void graph_wait_end(enum wait_mode mode)
+/* One round of a stepping waiter: the running graphs, then the threads
+ * asleep on them, woken here rather than left to a progress task that may
+ * not get a CPU beside the stepper (a rank bound to one core). Then, for a
+ * waiter that may sleep, the sleep: when it returns, the requests are
+ * finished and the caller's test completes them. */
+static void graph_wait_round(struct graph_wait *w)
 {
-	if (mode == WAIT_NATIVE)
+	graphs_progress();
+	if (waiters_pending())
+		waiters_progress();
+	if (w->first || !w->native || !pmpi_g.threaded || pmpi_g.serial || ltask_current_tls ||
+	    sys_now_ns() - w->since < GRAPH_SLEEP_AFTER_NS)
+		return;
+	graphs_drive_end();
+	waiters_delegate();
+	w->native = false;
+	waitop_block(w->op);
+}
+
+static void graph_wait_end(struct graph_wait *w)
+{
+	if (w->native)
 		graphs_drive_end();
-	waiters_leave(mode == WAIT_NATIVE);
+	waiters_leave(w->native);
 }
 
 static int wait_one(MPI_Request *req, MPI_Status *status)
@@ -120,17 +145,15 @@ static int wait_one(MPI_Request *req, MPI_Status *status)
 	int rc;
 	struct waitop op = { .kind = WAIT_ONE, .n = 1, .reqs = req };
 	if (drives_graphs(req, 1)) {
-		enum wait_mode mode = graph_wait_begin(&op);
-		if (mode == WAIT_DELEGATED)
-			rc = PMPI_Wait(req, status);
-		else
-			for (int flag = 0; !flag;) {
-				graphs_progress();
-				rc = PMPI_Test(req, &flag, status);
-				if (rc != MPI_SUCCESS)
-					break;
-			}
-		graph_wait_end(mode);
+		struct graph_wait w;
+		graph_wait_begin(&w, &op);
+		for (int flag = 0; !flag;) {
+			graph_wait_round(&w);
+			rc = PMPI_Test(req, &flag, status);
+			if (rc != MPI_SUCCESS)
+				break;
+		}
+		graph_wait_end(&w);
 		settle(&s, rc, req, 1, NULL, 1, NULL);
 		return rc;
 	}
@@ -154,9 +177,10 @@ static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 		 * request found complete stays so: each round asks from the first
 		 * one not seen complete (usually one progress call). */
 		struct waitop op = { .kind = WAIT_ALL, .n = n, .reqs = reqs };
-		enum wait_mode mode = graph_wait_begin(&op);
-		for (int i = 0; mode == WAIT_NATIVE && i < n;) {
-			graphs_progress();
+		struct graph_wait w;
+		graph_wait_begin(&w, &op);
+		for (int i = 0; i < n;) {
+			graph_wait_round(&w);
 			int flag = 1, grc = MPI_SUCCESS;
 			while (i < n &&
 			       (grc = PMPI_Request_get_status(reqs[i], &flag, MPI_STATUS_IGNORE)) ==
@@ -166,7 +190,7 @@ static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 			if (grc != MPI_SUCCESS)
 				break; /* the MPI's MPI_Waitall below reports it */
 		}
-		graph_wait_end(mode);
+		graph_wait_end(&w);
 		rc = PMPI_Waitall(n, reqs, statuses);
 		settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
 		return rc;
@@ -187,17 +211,15 @@ static int wait_any(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 	int rc;
 	struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
 	if (drives_graphs(reqs, n)) {
-		enum wait_mode mode = graph_wait_begin(&op);
-		if (mode == WAIT_DELEGATED)
-			rc = PMPI_Waitany(n, reqs, index, status);
-		else
-			for (int flag = 0; !flag;) {
-				graphs_progress();
-				rc = PMPI_Testany(n, reqs, index, &flag, status);
-				if (rc != MPI_SUCCESS)
-					break;
-			}
-		graph_wait_end(mode);
+		struct graph_wait w;
+		graph_wait_begin(&w, &op);
+		for (int flag = 0; !flag;) {
+			graph_wait_round(&w);
+			rc = PMPI_Testany(n, reqs, index, &flag, status);
+			if (rc != MPI_SUCCESS)
+				break;
+		}
+		graph_wait_end(&w);
 	} else {
 		enum wait_mode mode = wait_enter(&op);
 		rc = PMPI_Waitany(n, reqs, index, status);
@@ -215,15 +237,13 @@ static int wait_some(int n, MPI_Request reqs[], int *outcount, int indices[],
 	int rc;
 	struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
 	if (drives_graphs(reqs, n)) {
-		enum wait_mode mode = graph_wait_begin(&op);
-		if (mode == WAIT_DELEGATED)
-			rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-		else
-			do {
-				graphs_progress();
-				rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
-			} while (rc == MPI_SUCCESS && *outcount == 0);
-		graph_wait_end(mode);
+		struct graph_wait w;
+		graph_wait_begin(&w, &op);
+		do {
+			graph_wait_round(&w);
+			rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
+		} while (rc == MPI_SUCCESS && *outcount == 0);
+		graph_wait_end(&w);
 	} else {
 		enum wait_mode mode = wait_enter(&op);
 		rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
