@@ -22,15 +22,15 @@ unsigned graphs_progress(void);
  * 11-29 ms with the progress task stepping beside the wait, 8.9 ms
  * without piano's threads (docs/coll.md). */
 void graphs_drive_begin(void);
+void graphs_drive_end(void);
+bool graphs_driven(void);
+
 /* A waiter that found another thread already waiting steps this long before
  * it sleeps (graph_run.c, src/mpi/wait.c): a wait that lasts a millisecond
  * waits for a peer that is not running (descheduled, or computing), and a
- * wake-up (tens of us on this machine's VMs) is then a few per cent of
+ * wake-up (tens of us measured here) is then a few per cent of
  * it. */
 #define GRAPH_SLEEP_AFTER_NS 1000000u
-
-void graphs_drive_end(void);
-bool graphs_driven(void);
 
 /* A started graph is listed until a step ends its run; the step's caller
  * unlists it before publishing the final state. */
