@@ -1247,6 +1247,14 @@ static void large_on_mpi(unsigned bit, const char *name)
 	          name);
 }
 
+/* The MPI's own large-count form of `name` (MPI_<name>_c), reported as
+ * `rep` with (cnt, type), in a wrapper whose request argument is `request`
+ * and call site `site`. */
+#define LARGE_ON_MPI(bit, name, rep, cnt, type, args)                           \
+	(pmpi_ensure(), large_on_mpi(bit, "MPI_" #name "_c"),                   \
+	 coll_report(rep, cnt, type, coll_track(PMPI_##name##_c args, request), \
+	             ICALL(request, site)))
+
 PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Request *request)
@@ -1256,13 +1264,10 @@ PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_D
 	if (fits(sendcount) && fits(recvcount))
 		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
 		                     recvtype, comm, ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgather_c");
-	return coll_report(REPORT_IALLGATHER, recvcount, recvtype,
-	                   coll_track(PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                                recvcount, recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IALLGATHER, Iallgather, REPORT_IALLGATHER, recvcount,
+	                    recvtype,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request));
 }
 
 PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1272,14 +1277,10 @@ PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IALLGATHER, "MPI_Iallgatherv_c");
-	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                                 recvcounts, displs, recvtype, comm,
-	                                                 request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IALLGATHER, Iallgatherv, REPORT_IALLGATHERV, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                     comm, request));
 }
 
 PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1291,13 +1292,8 @@ PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
 	if (fits(count))
 		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
 		                     ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IALLREDUCE, "MPI_Iallreduce_c");
-	return coll_report(REPORT_IALLREDUCE, count, datatype,
-	                   coll_track(PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm,
-	                                                request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IALLREDUCE, Iallreduce, REPORT_IALLREDUCE, count, datatype,
+	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1309,13 +1305,9 @@ PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 	if (fits(sendcount) && fits(recvcount))
 		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
 		                    recvtype, comm, ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoall_c");
-	return coll_report(REPORT_IALLTOALL, recvcount, recvtype,
-	                   coll_track(PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                               recvcount, recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IALLTOALL, Ialltoall, REPORT_IALLTOALL, recvcount, recvtype,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request));
 }
 
 PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1325,14 +1317,10 @@ PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallv_c");
-	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype,
-	                                                recvbuf, recvcounts, rdispls, recvtype,
-	                                                comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IALLTOALL, Ialltoallv, REPORT_IALLTOALLV, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                     recvtype, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1343,14 +1331,10 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IALLTOALL, "MPI_Ialltoallw_c");
-	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes,
-	                                                recvbuf, recvcounts, rdispls, recvtypes,
-	                                                comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IALLTOALL, Ialltoallw, REPORT_IALLTOALLW, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                     recvtypes, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -1360,12 +1344,8 @@ PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 	const void *site = REPORT_SITE();
 	if (fits(count))
 		return ibcast_at(buffer, (int)count, datatype, root, comm, ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IBCAST, "MPI_Ibcast_c");
-	return coll_report(REPORT_IBCAST, count, datatype,
-	                   coll_track(PMPI_Ibcast_c(buffer, count, datatype, root, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IBCAST, Ibcast, REPORT_IBCAST, count, datatype,
+	                    (buffer, count, datatype, root, comm, request));
 }
 
 PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1376,13 +1356,8 @@ PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 	if (fits(count))
 		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
 		                  ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IEXSCAN, "MPI_Iexscan_c");
-	return coll_report(REPORT_IEXSCAN, count, datatype,
-	                   coll_track(PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm,
-	                                             request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IEXSCAN, Iexscan, REPORT_IEXSCAN, count, datatype,
+	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
 }
 
 PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1394,14 +1369,11 @@ PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	if (fits(sendcount) && fits(recvcount))
 		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
 		                  recvtype, root, comm, ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igather_c");
-	return coll_report(REPORT_IGATHER, sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
-	                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
-	                   coll_track(PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                             recvcount, recvtype, root, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IGATHER, Igather, REPORT_IGATHER,
+	                    sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
+	                    sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                     request));
 }
 
 PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1410,14 +1382,9 @@ PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IGATHER, "MPI_Igatherv_c");
-	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                              recvcounts, displs, recvtype, root, comm,
-	                                              request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IGATHER, Igatherv, REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                     root, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
@@ -1431,14 +1398,10 @@ PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcou
 		return ineighbor_allgather_at(false, sendbuf, (int)sendcount, sendtype, recvbuf,
 		                              NULL, (int)recvcount, NULL, recvtype, comm,
 		                              ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgather_c");
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype,
-	                                                         recvbuf, recvcount, recvtype, comm,
-	                                                         request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLGATHER, Ineighbor_allgather, REPORT_INEIGHBOR,
+	                    -1, MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
@@ -1449,14 +1412,10 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendco
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgatherv_c");
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype,
-	                                                          recvbuf, recvcounts, displs,
-	                                                          recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLGATHER, Ineighbor_allgatherv, REPORT_INEIGHBOR,
+	                    -1, MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                     comm, request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
@@ -1469,14 +1428,10 @@ PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcoun
 		return ineighbor_alltoall_at(false, sendbuf, NULL, (int)sendcount, NULL, sendtype,
 		                             recvbuf, NULL, (int)recvcount, NULL, recvtype, comm,
 		                             ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoall_c");
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype,
-	                                                        recvbuf, recvcount, recvtype, comm,
-	                                                        request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLTOALL, Ineighbor_alltoall, REPORT_INEIGHBOR, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1487,14 +1442,10 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count s
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoallv_c");
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls,
-	                                                         sendtype, recvbuf, recvcounts,
-	                                                         rdispls, recvtype, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLTOALL, Ineighbor_alltoallv, REPORT_INEIGHBOR, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                     recvtype, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1505,14 +1456,10 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoallw_c");
-	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls,
-	                                                         sendtypes, recvbuf, recvcounts,
-	                                                         rdispls, recvtypes, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLTOALL, Ineighbor_alltoallw, REPORT_INEIGHBOR, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                     recvtypes, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1524,13 +1471,8 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 	if (fits(count))
 		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm,
 		                  ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IREDUCE, "MPI_Ireduce_c");
-	return coll_report(REPORT_IREDUCE, count, datatype,
-	                   coll_track(PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root,
-	                                             comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IREDUCE, Ireduce, REPORT_IREDUCE, count, datatype,
+	                    (sendbuf, recvbuf, count, datatype, op, root, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
@@ -1539,13 +1481,9 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER, "MPI_Ireduce_scatter_c");
-	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype,
-	                                                     op, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IREDUCE_SCATTER, Ireduce_scatter, REPORT_IREDUCE_SCATTER, -1,
+	                    MPI_DATATYPE_NULL,
+	                    (sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -1557,13 +1495,9 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, 
 	if (fits(recvcount))
 		return ireduce_scatter_block_at(sendbuf, recvbuf, (int)recvcount, datatype, op,
 		                                comm, ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block_c");
-	return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
-	                   coll_track(PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount,
-	                                                           datatype, op, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_IREDUCE_SCATTER_BLOCK, Ireduce_scatter_block,
+	                    REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype,
+	                    (sendbuf, recvbuf, recvcount, datatype, op, comm, request));
 }
 
 PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1574,13 +1508,8 @@ PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 	if (fits(count))
 		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
 		                ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_ISCAN, "MPI_Iscan_c");
-	return coll_report(REPORT_ISCAN, count, datatype,
-	                   coll_track(PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm,
-	                                           request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_ISCAN, Iscan, REPORT_ISCAN, count, datatype,
+	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
 }
 
 PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1592,14 +1521,11 @@ PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	if (fits(sendcount) && fits(recvcount))
 		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
 		                   recvtype, root, comm, ICALL(request, site));
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatter_c");
-	return coll_report(REPORT_ISCATTER, recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
-	                   recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
-	                   coll_track(PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf,
-	                                              recvcount, recvtype, root, comm, request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_ISCATTER, Iscatter, REPORT_ISCATTER,
+	                    recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
+	                    recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
+	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                     request));
 }
 
 PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1609,14 +1535,9 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	pmpi_ensure();
-	large_on_mpi(PMPI_COLL_ISCATTER, "MPI_Iscatterv_c");
-	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
-	                   coll_track(PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype,
-	                                               recvbuf, recvcount, recvtype, root, comm,
-	                                               request),
-	                              request),
-	                   ICALL(request, site));
+	return LARGE_ON_MPI(PMPI_COLL_ISCATTER, Iscatterv, REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
+	                    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                     root, comm, request));
 }
 
 /*
