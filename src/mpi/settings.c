@@ -136,6 +136,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Local rank *i* runs its engine threads on element *i* modulo the count, e.g. `0_2_4` "
 	  "or `0-1_2-3` (it sets `PIANO_BIND_CPUS` for that rank, so the two cannot both be "
 	  "set). Empty: no placement." },
+	{ "PIANO_MPI_WATCH_HOLD_US", PIANO_SETTING_INT, "1000", 0, 1000000, NULL, NULL, NULL,
+	  "Longest pause, in µs, of the socket watcher's wake-ups on arriving data after rounds "
+	  "nobody needed: rounds that read under 32 KiB, made the MPI write nothing and "
+	  "completed nothing a thread waits for (eager messages the application's next MPI call "
+	  "reads at the same cost). The pause starts at 64 µs and doubles while such rounds "
+	  "follow each other; a useful round ends it (docs/mpi.md, \"Every core busy: the socket "
+	  "watcher\"). "
+	  "`0`: a round at every arrival." },
 	{ "PIANO_MPI_LINGER_US", PIANO_SETTING_INT, "10000", 0, 10000000, NULL, NULL, NULL,
 	  "How long the progress task stays after the last pending operation completed, in µs: "
 	  "an application that posts again soon does not pay the task's restart." },

@@ -46,6 +46,25 @@
  * awaited too: a round that fills the buffer while the peer's window is
  * closed moves no byte out, and by the count alone the rest of a 16 MiB
  * send waited a whole blocking timeout.
+ *
+ * Not every arrival needs a round. One that brings a small eager message
+ * for a receive nobody waits on gains nothing from being read now: the
+ * kernel keeps it, and the application's next MPI call reads it at the
+ * same cost, while the wake-up took a CPU, on a computing core or on the
+ * idle core another rank's engine works on (a receiver's watcher woken by
+ * each message on the core where the sender's engine posts its offloaded
+ * sends made the sender's step 25-63 us instead of 20; docs/mpi.md). A round
+ * is useful when the MPI wrote during it (a rendezvous answer, the next
+ * round of a schedule, a graph's send), read a stream (HOLD_STREAM_BYTES:
+ * the sender's window must stay open), or a thread waits for what it
+ * completes (a delegated wait, a graph). After a round that was none of
+ * these the watcher stops listening for arrivals for a while: 64 us,
+ * doubling while such rounds follow each other, up to
+ * PIANO_MPI_WATCH_HOLD_US; the first useful round ends it. Then one round
+ * reads what came meanwhile. Writes are seen through each socket's count
+ * of bytes sent, taken when poll() returns and after the round, so only
+ * with at most HOLD_CHECK_MAX sockets; with more, every round counts as
+ * useful.
  */
 #include "watch.h"
 #include "base.h"
@@ -74,6 +93,9 @@
 #define REFRESH_NS 10000000u /* connections appear lazily: rescan every 10 ms */
 #define STANDBY_MS 1         /* look again this often while a native waiter drives */
 #define SETTLE_MS 10         /* quiet time before serialized mode's fence goes (watch_block) */
+#define HOLD_MIN_NS 64000u   /* the first pause after a round nobody needed (see the top) */
+#define HOLD_STREAM_BYTES 32768 /* a round that read this much kept a stream going */
+#define HOLD_CHECK_MAX 64       /* sockets whose writes a round can afford to check */
 
 /* All state below is owned by the watcher task, which runs on one thread
  * at a time (engine guarantee), except wake_pipe (written at shutdown). */
@@ -91,6 +113,7 @@ struct sock {
 	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
 	uint64_t sent_mark;    /* bytes_sent() when last looked at */
+	uint64_t sent_before;  /* bytes_sent() when poll() returned (judged rounds) */
 };
 static struct sock socks[MAX_FDS + 1];
 static int nfds;
@@ -98,6 +121,12 @@ static unsigned long ignored[MAX_IGNORED];
 static int nignored;
 static uint64_t refreshed_ns;
 static bool follow_up; /* the last round read data: one more round (see the top) */
+/* The pause of arrivals (see the top): its longest (PIANO_MPI_WATCH_HOLD_US,
+ * 0: never), the rounds nobody needed in a row, and its end. */
+static uint64_t hold_max_ns;
+static unsigned hold_streak;
+static uint64_t hold_until;
+static bool judging; /* the round's writes are checked (set by watch_block) */
 static struct watch_stats stats;
 static int wake_pipe[2] = { -1, -1 };
 static piano_ltask_t *watch_task;
@@ -125,13 +154,19 @@ static uint64_t bytes_sent(int fd)
 /* Bytes the process has read from TCP socket fd (received by the kernel,
  * minus those still unread; `unread` when the caller has just asked
  * FIONREAD, -1 to ask here): false for other sockets and on kernels older
- * than 4.1. */
-static bool bytes_read(int fd, int unread, uint64_t *out)
+ * than 4.1. With `sent`, also bytes_sent() from the same look. */
+static bool bytes_read(int fd, int unread, uint64_t *out, uint64_t *sent)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
-	    len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received) ||
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+		return false;
+	if (sent)
+		*sent = len < offsetof(struct tcp_info, tcpi_bytes_sent) +
+		                                sizeof(ti.tcpi_bytes_sent)
+		                ? 0
+		                : ti.tcpi_bytes_sent;
+	if (len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received) ||
 	    (unread < 0 && ioctl(fd, FIONREAD, &unread) != 0))
 		return false;
 	*out = ti.tcpi_bytes_received - (uint64_t)unread;
@@ -210,6 +245,16 @@ static void refresh(void)
 	refreshed_ns = sys_now_ns();
 }
 
+/* poll() with a timeout in ns (negative: none): pauses are shorter than a
+ * millisecond. */
+static int poll_ns(struct pollfd *f, int n, int64_t ns)
+{
+	if (ns < 0)
+		return ppoll(f, (nfds_t)n, NULL, NULL);
+	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+	return ppoll(f, (nfds_t)n, &ts, NULL);
+}
+
 static int watch_block(void *arg, int timeout_ms)
 {
 	(void)arg;
@@ -240,9 +285,22 @@ static int watch_block(void *arg, int timeout_ms)
 				timeout_ms = left;
 			break;
 		}
+	/* While arrivals pause (see the top): POLLOUT and the shutdown
+	 * pipe only, until the pause ends. */
+	int64_t wait_ns = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
+	uint64_t now = sys_now_ns();
+	bool holding = hold_until > now;
+	if (holding) {
+		for (int i = 1; i < nfds; i++)
+			fds[i].events &= (short)~POLLIN;
+		if (wait_ns < 0 || (uint64_t)wait_ns > hold_until - now)
+			wait_ns = (int64_t)(hold_until - now);
+	}
 	bool follow = follow_up;
 	follow_up = false;
-	int r = poll(fds, (nfds_t)nfds, follow ? 0 : timeout_ms);
+	int r = poll_ns(fds, nfds, follow ? 0 : wait_ns);
+	if (holding && r == 0 && !follow)
+		return 0; /* the pause is over: the next block listens again */
 	if (r == 0 && !follow && !track_pending() && !waiters_pending() && !graphs_running()) {
 		/* A whole timeout without a socket event, and nothing for the
 		 * progress task to do: our last round (a socket that turned out
@@ -257,10 +315,12 @@ static int watch_block(void *arg, int timeout_ms)
 	if (fds[0].revents)
 		return 0; /* shutdown: the helper sees the cancel request */
 	int events = 0;
+	judging = hold_max_ns && nfds - 1 <= HOLD_CHECK_MAX;
 	for (int i = 1; i < nfds; i++) {
 		struct sock *k = &socks[i];
 		k->avail_before = -1;
 		k->tcp_read = false;
+		k->sent_before = 0;
 		if (fds[i].fd < 0)
 			continue; /* sitting out */
 		if (fds[i].revents & POLLNVAL) {
@@ -282,7 +342,10 @@ static int watch_block(void *arg, int timeout_ms)
 		k->sit_after = (fds[i].revents & (POLLHUP | POLLERR)) ||
 		               ((fds[i].revents & POLLIN) && k->avail_before <= 0);
 		if ((fds[i].revents & POLLIN) || k->active)
-			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before);
+			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before,
+			                         judging ? &k->sent_before : NULL);
+		else if (judging)
+			k->sent_before = bytes_sent(fds[i].fd);
 	}
 	if (events)
 		stats.woken++;
@@ -291,25 +354,55 @@ static int watch_block(void *arg, int timeout_ms)
 	return events || follow ? 1 : 0;
 }
 
+/* After a round: whether arrivals pause (see the top). `read`: the round
+ * read from a socket; `useful`: the MPI wrote during it, or it read from
+ * a socket whose bytes cannot be counted. */
+static void judge_round(bool read, uint64_t read_bytes, bool useful)
+{
+	if (!judging || !read)
+		return;
+	if (useful || read_bytes >= HOLD_STREAM_BYTES || waiters_pending() || graphs_running()) {
+		hold_streak = 0;
+		return;
+	}
+	unsigned shift = hold_streak < 16 ? hold_streak : 16;
+	hold_streak++;
+	uint64_t h = (uint64_t)HOLD_MIN_NS << shift;
+	hold_until = sys_now_ns() + (h < hold_max_ns ? h : hold_max_ns);
+	follow_up = false; /* nobody waits for what it would complete */
+	stats.holds++;
+}
+
 /* After a progress round: a socket nobody read from STRIKES times in a row
  * (see the top) is not the MPI's; after fewer strikes it sits out until the
  * rescan (poll() skips negative descriptors). A round that read asks for
  * the follow-up round (see the top). */
 static void ignore_undrained(void)
 {
+	bool any_read = false, useful = false;
+	uint64_t read_bytes = 0;
 	for (int i = 1; i < nfds; i++) {
 		int after = -1;
-		uint64_t read_after;
+		uint64_t read_after, sent_after = 0;
 		struct sock *k = &socks[i];
 		int before = k->avail_before;
 		bool measured = k->tcp_read && fds[i].fd >= 0 &&
-		                bytes_read(fds[i].fd, -1, &read_after);
+		                bytes_read(fds[i].fd, -1, &read_after,
+		                           judging ? &sent_after : NULL);
+		if (judging && fds[i].fd >= 0) {
+			if (!k->tcp_read)
+				sent_after = bytes_sent(fds[i].fd);
+			useful |= sent_after != k->sent_before;
+		}
 		k->avail_before = -1;
 		k->tcp_read = false;
 		/* Read during the round: one more (see the top). */
 		k->active = measured && read_after != k->read_before;
-		if (k->active)
+		if (k->active) {
 			follow_up = true;
+			any_read = true;
+			read_bytes += read_after - k->read_before;
+		}
 		if (k->sit_after && fds[i].fd >= 0)
 			fds[i].fd = -fds[i].fd - 1;
 		k->sit_after = false;
@@ -323,8 +416,10 @@ static void ignore_undrained(void)
 			k->marked = true;
 		} else if (ioctl(fds[i].fd, FIONREAD, &after) == 0) {
 			read = after != before;
-			if (read)
+			if (read) {
 				follow_up = true;
+				any_read = useful = true;
+			}
 		} else {
 			continue;
 		}
@@ -342,6 +437,7 @@ static void ignore_undrained(void)
 			ignored[nignored++] = k->ino;
 		refreshed_ns = 0; /* drop it from the set at the next block */
 	}
+	judge_round(any_read, read_bytes, useful);
 }
 
 static unsigned watch_fn(void *arg)
@@ -386,6 +482,7 @@ static unsigned watch_fn(void *arg)
 
 int watch_setup(void)
 {
+	hold_max_ns = (uint64_t)pmpi_setting("PIANO_MPI_WATCH_HOLD_US", NULL) * 1000u;
 	if (pipe(wake_pipe))
 		return PIANO_ESYS;
 	refresh();

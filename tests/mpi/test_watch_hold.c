@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The socket watcher pauses its wake-ups on arrivals nobody needs
+ * (docs/mpi.md, "Every core busy: the socket watcher"): rank 0 sends small
+ * eager messages one by one, GAP_US apart, while rank 1 has posted their
+ * receives and sleeps with no MPI call and no thread waiting. Reading them
+ * now gains nothing (the kernel keeps them; the final wait reads them at
+ * the same cost), so rank 1's watcher must run far fewer rounds than there
+ * are messages. With PIANO_MPI_WATCH_HOLD_US=0 it wakes for each one and
+ * the test fails. TCP only (the watcher's transport); the round counts
+ * come from piano_stats_get (libpiano-mpi).
+ */
+#include "mpitest.h"
+
+#include <piano/piano.h>
+
+#include <stdint.h>
+#include <time.h>
+
+#define N 400
+#define GAP_US 50
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t watcher_rounds(void)
+{
+	struct piano_stats st;
+	CHECK(piano_stats_get(PIANO_POINT_BLOCK, &st) == 0);
+	return st.rounds;
+}
+
+int main(int argc, char **argv)
+{
+	int rank, size, helpers = 0;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	CHECK(size == 2);
+	CHECK(piano_thread_count(PIANO_POINT_BLOCK, &helpers) == 0);
+	if (helpers < 1) {
+		printf("rank %d: no blocking helper (no socket watcher): skipped\n", rank);
+		MPI_Finalize();
+		return 77;
+	}
+	int peer = 1 - rank, ok = 1;
+	static int buf[N];
+	MPI_Request reqs[N];
+	/* Opens the connection (and lets the watcher find its socket). */
+	int token = 0;
+	MPI_Sendrecv_replace(&token, 1, MPI_INT, peer, 1, peer, 1, MPI_COMM_WORLD,
+	                     MPI_STATUS_IGNORE);
+	if (rank == 1)
+		for (int i = 0; i < N; i++)
+			MPI_Irecv(&buf[i], 1, MPI_INT, peer, 0, MPI_COMM_WORLD, &reqs[i]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	struct timespec wait_rescan = { 0, 20000000 }; /* past the watcher's 10 ms rescan */
+	nanosleep(&wait_rescan, NULL);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		for (int i = 0; i < N; i++) {
+			int v = i + 1;
+			MPI_Send(&v, 1, MPI_INT, peer, 0, MPI_COMM_WORLD);
+			double end = now() + GAP_US * 1e-6;
+			while (now() < end)
+				;
+		}
+	} else {
+		uint64_t r0 = watcher_rounds();
+		/* Asleep, no MPI call, for the whole stream and a margin. */
+		double end = now() + N * GAP_US * 1e-6 + 0.05;
+		struct timespec nap = { 0, 1000000 };
+		while (now() < end)
+			nanosleep(&nap, NULL);
+		uint64_t rounds = watcher_rounds() - r0;
+		MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE);
+		for (int i = 0; i < N; i++)
+			if (buf[i] != i + 1) {
+				fprintf(stderr, "rank 1: message %d holds %d\n", i, buf[i]);
+				ok = 0;
+				break;
+			}
+		printf("rank 1: %d messages, %llu watcher rounds while asleep\n", N,
+		       (unsigned long long)rounds);
+		if (rounds > N / 8) {
+			fprintf(stderr,
+			        "rank 1: the watcher ran %llu rounds for %d messages nobody "
+			        "waited for (at most %d expected)\n",
+			        (unsigned long long)rounds, N, N / 8);
+			ok = 0;
+		}
+	}
+	int all = 0;
+	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return all ? 0 : 1;
+}
