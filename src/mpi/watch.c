@@ -55,9 +55,12 @@
  * each message on the core where the sender's engine posts its offloaded
  * sends made the sender's step 25-63 us instead of 20; docs/mpi.md). A round
  * is useful when the MPI wrote during it (a rendezvous answer, the next
- * round of a schedule, a graph's send), read a stream (HOLD_STREAM_BYTES:
- * the sender's window must stay open), or a thread waits for what it
- * completes (a delegated wait, a graph). After a round that was none of
+ * round of a schedule, a graph's send), when it read a stream
+ * (HOLD_STREAM_BYTES, and for HOLD_STREAM_NS after such a round, since
+ * the next rounds of a large message may each read less: the sender's
+ * window must stay open; without that delay a 16 MiB receive overlapped
+ * less), or when a thread waits for what it completes (a delegated wait,
+ * a graph). After a round that was none of
  * these the watcher stops listening for arrivals for a while: 64 us,
  * doubling while such rounds follow each other, up to
  * PIANO_MPI_WATCH_HOLD_US; the first useful round ends it. Then one round
@@ -95,6 +98,7 @@
 #define SETTLE_MS 10         /* quiet time before serialized mode's fence goes (watch_block) */
 #define HOLD_MIN_NS 64000u   /* the first pause after a round nobody needed (see the top) */
 #define HOLD_STREAM_BYTES 32768 /* a round that read this much kept a stream going */
+#define HOLD_STREAM_NS 10000000u /* ... and no pause for this long after it */
 #define HOLD_CHECK_MAX 64       /* sockets whose writes a round can afford to check */
 
 /* All state below is owned by the watcher task, which runs on one thread
@@ -126,6 +130,7 @@ static bool follow_up; /* the last round read data: one more round (see the top)
 static uint64_t hold_max_ns;
 static unsigned hold_streak;
 static uint64_t hold_until;
+static uint64_t stream_until; /* no pause before: a stream is moving */
 static bool judging; /* the round's writes are checked (set by watch_block) */
 static struct watch_stats stats;
 static int wake_pipe[2] = { -1, -1 };
@@ -361,14 +366,17 @@ static void judge_round(bool read, uint64_t read_bytes, bool useful)
 {
 	if (!judging || !read)
 		return;
-	if (useful || read_bytes >= HOLD_STREAM_BYTES || waiters_pending() || graphs_running()) {
+	uint64_t now = sys_now_ns();
+	if (read_bytes >= HOLD_STREAM_BYTES)
+		stream_until = now + HOLD_STREAM_NS;
+	if (useful || now < stream_until || waiters_pending() || graphs_running()) {
 		hold_streak = 0;
 		return;
 	}
 	unsigned shift = hold_streak < 16 ? hold_streak : 16;
 	hold_streak++;
 	uint64_t h = (uint64_t)HOLD_MIN_NS << shift;
-	hold_until = sys_now_ns() + (h < hold_max_ns ? h : hold_max_ns);
+	hold_until = now + (h < hold_max_ns ? h : hold_max_ns);
 	follow_up = false; /* nobody waits for what it would complete */
 	stats.holds++;
 }
