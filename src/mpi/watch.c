@@ -92,14 +92,14 @@
 
 #define MAX_FDS 256
 #define MAX_IGNORED 64
-#define STRIKES 5        /* undrained rounds in a row before a socket is ignored */
-#define REFRESH_NS 10000000u /* connections appear lazily: rescan every 10 ms */
-#define STANDBY_MS 1         /* look again this often while a native waiter drives */
-#define SETTLE_MS 10         /* quiet time before serialized mode's fence goes (watch_block) */
-#define HOLD_MIN_NS 64000u   /* the first pause after a round nobody needed (see the top) */
-#define HOLD_STREAM_BYTES 32768 /* a round that read this much kept a stream going */
+#define STRIKES 5                /* undrained rounds in a row before a socket is ignored */
+#define REFRESH_NS 10000000u     /* connections appear lazily: rescan every 10 ms */
+#define STANDBY_MS 1             /* look again this often while a native waiter drives */
+#define SETTLE_MS 10             /* quiet time before serialized mode's fence goes (watch_block) */
+#define HOLD_MIN_NS 64000u       /* the first pause after a round nobody needed (see the top) */
+#define HOLD_STREAM_BYTES 32768  /* a round that read this much kept a stream going */
 #define HOLD_STREAM_NS 10000000u /* ... and no pause for this long after it */
-#define HOLD_CHECK_MAX 64       /* sockets whose writes a round can afford to check */
+#define HOLD_CHECK_MAX 64        /* sockets whose writes a round can afford to check */
 
 /* All state below is owned by the watcher task, which runs on one thread
  * at a time (engine guarantee), except wake_pipe (written at shutdown). */
@@ -131,7 +131,7 @@ static uint64_t hold_max_ns;
 static unsigned hold_streak;
 static uint64_t hold_until;
 static uint64_t stream_until; /* no pause before: a stream is moving */
-static bool judging; /* the round's writes are checked (set by watch_block) */
+static bool judging;          /* the round's writes are checked (set by watch_block) */
 static struct watch_stats stats;
 static int wake_pipe[2] = { -1, -1 };
 static piano_ltask_t *watch_task;
