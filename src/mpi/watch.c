@@ -64,7 +64,9 @@
  * these the watcher stops listening for arrivals for a while: 64 us,
  * doubling while such rounds follow each other, up to
  * PIANO_MPI_WATCH_HOLD_US; the first useful round ends it. Then one round
- * reads what came meanwhile. Writes are seen through each socket's count
+ * reads what came meanwhile. An arrival that needs a round during a pause
+ * (a rendezvous request) waits for its end, unless the progress task gets
+ * to it first. Writes are seen through each socket's count
  * of bytes sent, taken when poll() returns and after the round, so only
  * with at most HOLD_CHECK_MAX sockets; with more, every round counts as
  * useful.
