@@ -20,6 +20,15 @@
 #define PCOLL(name) MPIX_##name
 #endif
 
+/* Gives the launcher time to forward the failing rank's message: MPICH's
+ * mpiexec sometimes tore the job down first and the message was lost (1 run
+ * in 15 of pcoll_graph_mpi_native, whose pass depends on that message). */
+static inline void mpitest_before_abort(void)
+{
+	const struct timespec t = { 0, 200000000 };
+	nanosleep(&t, NULL);
+}
+
 #define CHECK(cond)                                                                         \
 	do {                                                                                \
 		if (!(cond)) {                                                              \
@@ -27,6 +36,7 @@
 			MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                 \
 			fprintf(stderr, "rank %d: %s:%d: check failed: %s\n", r_, __FILE__, \
 			        __LINE__, #cond);                                           \
+			mpitest_before_abort();                                             \
 			MPI_Abort(MPI_COMM_WORLD, 1);                                       \
 		}                                                                           \
 	} while (0)
