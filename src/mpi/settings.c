@@ -138,9 +138,11 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "set). Empty: no placement." },
 	{ "PIANO_MPI_WATCH_HOLD_US", PIANO_SETTING_INT, "1000", 0, 1000000, NULL, NULL, NULL,
 	  "Longest pause, in µs, of the socket watcher's wake-ups on arriving data after rounds "
-	  "nobody needed: rounds that read under 32 KiB, made the MPI write nothing and "
-	  "completed nothing a thread waits for (eager messages the application's next MPI call "
-	  "reads at the same cost). The pause starts at 64 µs and doubles while such rounds "
+	  "nobody needed: rounds that read under 32 KiB (and came over 10 ms after one that read "
+	  "more), made the MPI write nothing and completed nothing a thread waits for (eager "
+	  "messages the application's next MPI call reads at the same cost). An arrival that "
+	  "needs a round waits for the pause's end. The pause starts at 64 µs and doubles while "
+	  "such rounds "
 	  "follow each other; a useful round ends it (docs/mpi.md, \"Every core busy: the socket "
 	  "watcher\"). "
 	  "`0`: a round at every arrival." },
