@@ -901,9 +901,13 @@ static void print_stats(void)
 	if (os.deferred || os.direct)
 		fprintf(stderr,
 		        "# piano-mpi rank %d: offload: %llu sends deferred (%llu posted by the "
-		        "engine, %llu by the application), %llu posted at once\n",
+		        "engine, %llu by the application, %llu of them late), %llu posted at once "
+		        "(in %llu runs after late sends, %llu after prompt ones, %llu to cheap "
+		        "peers)\n",
 		        rank, (unsigned long long)os.deferred, (unsigned long long)os.by_engine,
-		        (unsigned long long)os.by_app, (unsigned long long)os.direct);
+		        (unsigned long long)os.by_app, (unsigned long long)os.late,
+		        (unsigned long long)os.direct, (unsigned long long)os.off_late,
+		        (unsigned long long)os.off_prompt, (unsigned long long)os.off_cheap);
 }
 
 /*

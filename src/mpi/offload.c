@@ -15,12 +15,17 @@
  * queued) and G is an ordinary completed request. A record lives until G is
  * freed (its free function), which only the application's calls on G do.
  *
- * Whether to offload is decided from what the process observes: sends the
- * application had to post itself because no idle core did it before its
- * next call (misses) turn offload off for the process for a run of sends
- * (OFFLOAD_MISS_RUN_*); sends to one peer that cost less to post than
- * to offload (cheap: shared memory) turn it off for that peer (struct
- * peer); then it tries again.
+ * Whether to offload is decided from what the process observes. A send
+ * posted 10 us or more after it was queued, by the application or by the
+ * timer, is late: no idle core took it in time. A window of sends
+ * (OFFLOAD_WINDOW) all late means no core is idle: offload is off for the
+ * process for a run of sends, which doubles while the retries find no
+ * idle core either (OFFLOAD_MISS_RUN_*). Sends the application posted
+ * itself sooner (prompt: its next call came at once, there was nothing to
+ * overlap) say nothing about the cores and stay out of the window; a row
+ * of them turns offload off for a run that does not grow. Sends to one
+ * peer that cost less to post than to offload (cheap: shared memory) turn
+ * it off for that peer (struct peer). Then it tries again.
  */
 #include "offload.h"
 #include "gate.h"
@@ -34,18 +39,34 @@
 
 enum { OS_QUEUED, OS_POSTED, OS_DONE };
 
-/* Consecutive misses, or cheap posts, that turn offload off for a run of
- * sends. A post that costs the application less than OFFLOAD_CHEAP_NS
- * (shared memory: 0.05-0.6 us) is not worth the record, the generalized
- * request and the locks offloading costs it (~0.3-0.5 us). */
-#define OFFLOAD_MISS_LIMIT 8
+/* Cheap posts to one peer in a row that turn offload off for it, for a
+ * run of sends. A post that costs less than OFFLOAD_CHEAP_NS (shared
+ * memory: 0.05-0.6 us) is not worth the record, the generalized request
+ * and the locks offloading costs the application (~0.3-0.5 us). */
 #define OFFLOAD_CHEAP_LIMIT 64
 #define OFFLOAD_CHEAP_NS 1000
 #define OFFLOAD_DIRECT_RUN 4096
-/* After misses, the run of direct sends starts short, so that a phase
- * without computation (sends waited for at once) does not keep offload off
- * through the next phase, and doubles while every retry misses too. */
-#define OFFLOAD_MISS_RUN_MIN 256
+/* A send is late once it waited this long in the queue. An idle thread
+ * posts it within 8 us (a SCHED_IDLE thread woken on an idle core: 0-8 us
+ * measured in bench_offload over TCP); when it does not, it is absent for
+ * far longer (the application then posts the send in its next call), so
+ * the bound need not be tight. The application's own post before it only
+ * says that its next call came before the engine could react. */
+#define OFFLOAD_LATE_NS 10000
+/* A window of sends, none of them prompt, all late turns offload off for
+ * a run. Not fewer: a late send costs the application only the
+ * bookkeeping (~0.4 us) beyond a direct one, and one posted in time saves
+ * it the post (4-6 us over TCP), so a core that another rank takes in
+ * bursts still pays (bench_offload with the receiver on it: a third of
+ * the sends late, in clusters). OFFLOAD_PROMPT_LIMIT prompt sends in a row
+ * turn it off for OFFLOAD_PROMPT_RUN sends, a run that does not grow. */
+#define OFFLOAD_WINDOW 16
+#define OFFLOAD_PROMPT_LIMIT 8
+#define OFFLOAD_PROMPT_RUN 256
+/* The run of direct sends after a late window starts short, so that a
+ * burst of load does not keep offload off through the next phase, and
+ * doubles while every retry finds no idle core either. */
+#define OFFLOAD_MISS_RUN_MIN 32
 #define OFFLOAD_MISS_RUN_MAX 8192
 
 struct osend {
@@ -58,6 +79,7 @@ struct osend {
 	int dest, tag;
 	MPI_Comm comm;
 	bool large;        /* the _c form */
+	uint64_t queued;   /* sys_now_ns() when queued */
 	int err;           /* DONE: the post's error, MPI_SUCCESS otherwise */
 	MPI_Status status; /* DONE: what G's query function returns */
 	struct osend *next;
@@ -67,8 +89,10 @@ struct osend {
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct osend *head, **tail = &head;   /* under queue_lock */
 _Atomic long offload_queued_n;               /* changed under queue_lock */
-static unsigned misses;                      /* under queue_lock */
-static long miss_run = OFFLOAD_MISS_RUN_MIN; /* under queue_lock */
+/* The policy's state, under queue_lock: the window's sends and late ones,
+ * prompt ones in a row, the next run after a late window. */
+static unsigned win_n, win_late, prompts;
+static long miss_run = OFFLOAD_MISS_RUN_MIN;
 
 /* What posting to a peer (communicator, rank) costs, in a small table
  * indexed by a hash of the pair; two pairs that share a slot share its
@@ -94,7 +118,8 @@ static piano_ltask_t *task;
 
 static _Atomic int task_active, stopping;
 static _Atomic long direct_left;
-static _Atomic uint64_t n_deferred, n_engine, n_app, n_direct;
+static _Atomic uint64_t n_deferred, n_engine, n_app, n_late, n_direct;
+static _Atomic uint64_t n_off_late, n_off_prompt, n_off_cheap; /* direct runs begun */
 static uint64_t idle_since; /* owned by the task */
 
 static uint64_t key_of(MPI_Request r)
@@ -129,6 +154,7 @@ static void peer_posted(struct osend *o, uint64_t ns)
 	                     : 0;
 	if (c >= OFFLOAD_CHEAP_LIMIT && enabled == 1) {
 		atomic_store_explicit(&p->direct_left, OFFLOAD_DIRECT_RUN, memory_order_relaxed);
+		atomic_fetch_add_explicit(&n_off_cheap, 1, memory_order_relaxed);
 		c = 0;
 	}
 	atomic_store_explicit(&p->cheap, c, memory_order_relaxed);
@@ -220,20 +246,31 @@ static void finish(struct osend *o)
 static unsigned post_all(bool engine)
 {
 	unsigned n = 0;
+	/* Lateness counts to when the queue was reached, not to each post:
+	 * the posts of a burst before it take their time. */
+	uint64_t reached = sys_now_ns(), t0 = reached;
 	for (struct osend *o; (o = head) != NULL; n++) {
 		head = o->next;
 		if (!head)
 			tail = &head;
-		uint64_t t0 = engine ? sys_now_ns() : 0;
+		if (engine)
+			t0 = sys_now_ns();
 		int rc = post(o), flag = 0;
+		bool late = reached - o->queued >= OFFLOAD_LATE_NS;
 		if (engine) {
 			peer_posted(o, sys_now_ns() - t0);
-			misses = 0;
-			miss_run = OFFLOAD_MISS_RUN_MIN;
 			atomic_fetch_add_explicit(&n_engine, 1, memory_order_relaxed);
 		} else {
-			misses++;
 			atomic_fetch_add_explicit(&n_app, 1, memory_order_relaxed);
+		}
+		if (late)
+			atomic_fetch_add_explicit(&n_late, 1, memory_order_relaxed);
+		if (engine || late) {
+			prompts = 0;
+			win_n++;
+			win_late += late;
+		} else {
+			prompts++;
 		}
 		if (rc == MPI_SUCCESS && engine)
 			PMPI_Test(&o->r, &flag, &o->status);
@@ -248,11 +285,21 @@ static unsigned post_all(bool engine)
 			atomic_store_explicit(&o->state, OS_POSTED, memory_order_release);
 		}
 	}
-	if (enabled == 1 && misses >= OFFLOAD_MISS_LIMIT) {
-		misses = 0;
-		atomic_store_explicit(&direct_left, miss_run, memory_order_relaxed);
-		if (miss_run < OFFLOAD_MISS_RUN_MAX)
-			miss_run *= 2;
+	if (enabled == 1 && win_n >= OFFLOAD_WINDOW) {
+		if (win_late >= win_n) {
+			/* Not one taken in time: no core is idle. */
+			atomic_store_explicit(&direct_left, miss_run, memory_order_relaxed);
+			atomic_fetch_add_explicit(&n_off_late, 1, memory_order_relaxed);
+			if (miss_run < OFFLOAD_MISS_RUN_MAX)
+				miss_run *= 2;
+		} else {
+			miss_run = OFFLOAD_MISS_RUN_MIN;
+		}
+		win_n = win_late = 0;
+	} else if (enabled == 1 && prompts >= OFFLOAD_PROMPT_LIMIT) {
+		prompts = 0;
+		atomic_store_explicit(&direct_left, OFFLOAD_PROMPT_RUN, memory_order_relaxed);
+		atomic_fetch_add_explicit(&n_off_prompt, 1, memory_order_relaxed);
 	}
 	return n;
 }
@@ -377,6 +424,7 @@ bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, 
 		             .tag = tag,
 		             .comm = comm,
 		             .large = large,
+		             .queued = sys_now_ns(),
 		             .err = MPI_SUCCESS };
 	atomic_init(&o->state, OS_QUEUED);
 	if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, o, &o->g) != MPI_SUCCESS) {
@@ -542,6 +590,10 @@ void offload_stats(struct offload_stats *out)
 	out->deferred = atomic_load(&n_deferred);
 	out->by_engine = atomic_load(&n_engine);
 	out->by_app = atomic_load(&n_app);
+	out->late = atomic_load(&n_late);
+	out->off_late = atomic_load(&n_off_late);
+	out->off_prompt = atomic_load(&n_off_prompt);
+	out->off_cheap = atomic_load(&n_off_cheap);
 	out->direct = atomic_load(&n_direct);
 }
 

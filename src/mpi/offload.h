@@ -89,7 +89,10 @@ bool offload_get_status(MPI_Request req, int *flag, MPI_Status *status, int *rc)
 
 /* Counters for PIANO_STATS. */
 struct offload_stats {
-	uint64_t deferred, by_engine, by_app, direct;
+	uint64_t deferred, by_engine, by_app, late, direct;
+	/* runs of direct sends begun: after late sends, prompt ones, cheap
+	 * posts to one peer */
+	uint64_t off_late, off_prompt, off_cheap;
 };
 void offload_stats(struct offload_stats *out);
 
