@@ -893,8 +893,9 @@ static void print_stats(void)
 		watch_stats(&ws);
 		fprintf(stderr,
 		        "# piano-mpi rank %d: socket watcher: woken %llu times by sockets, %llu "
-		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times\n",
-		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds);
+		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times, %llu "
+		        "fd-table scans\n",
+		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds, ws.scans);
 	}
 	struct offload_stats os;
 	offload_stats(&os);

@@ -269,6 +269,7 @@ static void refresh(void)
 	same = same && nfds == prev_n;
 	refreshed_ns = scanned_ns = sys_now_ns();
 	scanned_count = count;
+	stats.scans++;
 	/* Where the count is not reported: rescans further apart while they
 	 * find the same sockets. */
 	scan_gap = !same ? REFRESH_NS : scan_gap < RESCAN_NS / 2 ? scan_gap * 2 : RESCAN_NS;
