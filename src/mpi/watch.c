@@ -275,29 +275,28 @@ static void refresh(void)
 	scan_gap = !same ? REFRESH_NS : scan_gap < RESCAN_NS / 2 ? scan_gap * 2 : RESCAN_NS;
 }
 
-/* Every REFRESH_NS: a rescan if the fd table may hold a new socket (its
- * size changed, or is not reported and the gap has passed), if one sits
- * out (it comes back at the rescan), or if it was asked for
- * (refreshed_ns = 0); at least every RESCAN_NS (an fd closed and another
- * opened in between leave the count as it was). */
+/* Every REFRESH_NS: the sockets sitting out come back, and the fd table
+ * is read again if it may hold a new socket (its size changed, or is not
+ * reported and the gap has passed) or if a rescan was asked for
+ * (refreshed_ns = 0: a socket closed or ignored for good); at least every
+ * RESCAN_NS (an fd closed and another opened in between leave the size as
+ * it was). */
 static void maybe_refresh(void)
 {
 	uint64_t now = sys_now_ns();
 	if (now - refreshed_ns <= REFRESH_NS)
 		return;
-	bool sitting = false;
-	for (int i = 1; i < nfds && !sitting; i++)
-		sitting = fds[i].fd < 0;
-	long count = refreshed_ns && !sitting ? fd_count() : 0;
-	if (count && count == scanned_count && now - scanned_ns < RESCAN_NS) {
-		refreshed_ns = now;
+	long count = refreshed_ns ? fd_count() : 0;
+	bool keep = count ? count == scanned_count && now - scanned_ns < RESCAN_NS
+	                  : refreshed_ns && now - scanned_ns < scan_gap;
+	if (!keep) {
+		refresh();
 		return;
 	}
-	if (!count && refreshed_ns && !sitting && now - scanned_ns < scan_gap) {
-		refreshed_ns = now;
-		return;
-	}
-	refresh();
+	for (int i = 1; i < nfds; i++)
+		if (fds[i].fd < 0)
+			fds[i].fd = -fds[i].fd - 1;
+	refreshed_ns = now;
 }
 
 /* poll() with a timeout in ns (negative: none): pauses are shorter than a
