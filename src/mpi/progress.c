@@ -9,6 +9,7 @@
  * submitter that needs it (both sides use seq_cst; see progress_fn).
  */
 #include "progress.h"
+#include "watch.h"
 #include "base.h"
 #include "busy.h"
 #include "gate.h"
@@ -108,7 +109,11 @@ static unsigned progress_fn(void *arg)
 
 void progress_kick(void)
 {
-	if (!pmpi_g.threaded || atomic_exchange(&task_active, 1))
+	if (!pmpi_g.threaded)
+		return;
+	/* Whatever kicks the task also needs the socket watcher listening. */
+	watch_nudge();
+	if (atomic_exchange(&task_active, 1))
 		return;
 	int rc;
 	/* EBUSY only in the short window where the task has decided to stop

@@ -81,6 +81,7 @@
 #include "waiters.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +144,12 @@ static uint64_t hold_until;
 static uint64_t stream_until; /* no pause before: a stream is moving */
 static bool judging;          /* the round's writes are checked (set by watch_block) */
 static struct watch_stats stats;
-static int wake_pipe[2] = { -1, -1 };
+static int wake_pipe[2] = { -1, -1 }; /* non-blocking both ends */
+/* Set by the watcher while it blocks without listening for arrivals,
+ * because nothing a round can help is pending; cleared by whoever makes
+ * something pending (watch_nudge(), which then wakes it) or by the
+ * watcher when poll() returns. */
+_Atomic int watch_quiet_flag;
 static piano_ltask_t *watch_task;
 
 static bool is_ignored(unsigned long ino)
@@ -299,6 +305,46 @@ static void maybe_refresh(void)
 	refreshed_ns = now;
 }
 
+/* What a round can help: a tracked operation (a transfer the MPI moves in
+ * steps), a thread asleep on a delegated wait, a running graph. */
+static bool needed(void)
+{
+	return track_pending() > 0 || waiters_pending() || graphs_running() > 0;
+}
+
+/* Whether the watcher may block without listening for arrivals: nothing is
+ * needed, checked again after the flag is up. The seq_cst fence pairs with
+ * the one in watch_nudge_slow() (Dekker): either the watcher sees the new
+ * pending operation here, or its poster sees the flag and wakes it. */
+static bool go_quiet(void)
+{
+	if (needed())
+		return false;
+	atomic_store_explicit(&watch_quiet_flag, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!needed())
+		return true;
+	atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
+	return false;
+}
+
+/* A nudge (watch_nudge()) or the shutdown, whose cancel request the helper
+ * sees when watch_block() returns: read, so that poll() waits again. */
+static void drain_wake_pipe(void)
+{
+	char drain[64];
+	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+		;
+}
+
+void watch_nudge_slow(void)
+{
+	if (atomic_exchange_explicit(&watch_quiet_flag, 0, memory_order_relaxed) &&
+	    wake_pipe[1] >= 0 && write(wake_pipe[1], "n", 1) < 0) {
+		/* EAGAIN: the pipe is full of wake-ups already. */
+	}
+}
+
 /* poll() with a timeout in ns (negative: none): pauses are shorter than a
  * millisecond. */
 static int poll_ns(struct pollfd *f, int n, int64_t ns)
@@ -318,8 +364,13 @@ static int watch_block(void *arg, int timeout_ms)
 		 * (MPICH's global lock, and a core taken from it: a graph
 		 * Ialltoall of 1 MiB across two hosts waited 14-30 ms with the
 		 * watcher, 8.7 ms without), and the bytes it has not read yet
-		 * would wake us back to back. The shutdown pipe only, a while. */
-		poll(fds, 1, timeout_ms < STANDBY_MS ? timeout_ms : STANDBY_MS);
+		 * would wake us back to back. The wake-up pipe only, a while;
+		 * until a nudge when nothing a round can help is pending. */
+		bool q = go_quiet();
+		if (poll(fds, 1, q || timeout_ms < STANDBY_MS ? timeout_ms : STANDBY_MS) > 0)
+			drain_wake_pipe();
+		if (q)
+			atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
 		return 0;
 	}
 	maybe_refresh();
@@ -338,20 +389,23 @@ static int watch_block(void *arg, int timeout_ms)
 				timeout_ms = left;
 			break;
 		}
-	/* While arrivals pause (see the top): POLLOUT and the shutdown
-	 * pipe only, until the pause ends. */
+	/* While arrivals pause (see the top): POLLOUT and the wake-up pipe
+	 * only, until the pause ends; while nothing a round can help is
+	 * pending (quiet, see the top), until watch_nudge() or the timeout. */
 	int64_t wait_ns = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
 	uint64_t now = sys_now_ns();
-	bool holding = hold_until > now;
-	if (holding) {
+	bool quiet_now = go_quiet();
+	bool holding = !quiet_now && hold_until > now;
+	if (holding || quiet_now)
 		for (int i = 1; i < nfds; i++)
 			fds[i].events &= (short)~POLLIN;
-		if (wait_ns < 0 || (uint64_t)wait_ns > hold_until - now)
-			wait_ns = (int64_t)(hold_until - now);
-	}
+	if (holding && (wait_ns < 0 || (uint64_t)wait_ns > hold_until - now))
+		wait_ns = (int64_t)(hold_until - now);
 	bool follow = follow_up;
 	follow_up = false;
 	int r = poll_ns(fds, nfds, follow ? 0 : wait_ns);
+	if (quiet_now)
+		atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
 	if (holding && r == 0 && !follow)
 		return 0; /* the pause is over: the next block listens again */
 	if (r == 0 && !follow && !track_pending() && !waiters_pending() && !graphs_running()) {
@@ -365,8 +419,10 @@ static int watch_block(void *arg, int timeout_ms)
 	}
 	if (r < 0 || (r == 0 && !follow))
 		return 0;
-	if (fds[0].revents)
-		return 0; /* shutdown: the helper sees the cancel request */
+	if (fds[0].revents) {
+		drain_wake_pipe();
+		return 0;
+	}
 	int events = 0;
 	judging = hold_max_ns && nfds - 1 <= HOLD_CHECK_MAX;
 	for (int i = 1; i < nfds; i++) {
@@ -539,7 +595,9 @@ static unsigned watch_fn(void *arg)
 int watch_setup(void)
 {
 	hold_max_ns = (uint64_t)pmpi_setting("PIANO_MPI_WATCH_HOLD_US", NULL) * 1000u;
-	if (pipe(wake_pipe))
+	/* Close-on-exec: nothing of piano's leaks into the application's
+	 * children. */
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK))
 		return PIANO_ESYS;
 	refresh();
 	int rc = piano_ltask_create(watch_fn, NULL, PIANO_LTASK_REPEAT, &watch_task);
