@@ -9,7 +9,7 @@
  * submitter that needs it (both sides use seq_cst; see progress_fn).
  */
 #include "progress.h"
-#include "watch.h"
+#include "watch_wake.h"
 #include "base.h"
 #include "busy.h"
 #include "gate.h"

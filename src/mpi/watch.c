@@ -90,6 +90,7 @@
 #include "sys.h"
 #include "track.h"
 #include "waiters.h"
+#include "watch_wake.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -118,7 +119,7 @@
 #define HOLD_CHECK_MAX 64        /* sockets whose writes a round can afford to check */
 
 /* All state below is owned by the watcher task, which runs on one thread
- * at a time (engine guarantee), except wake_pipe (written at shutdown). */
+ * at a time (engine guarantee); the wake-up pipe and flag: watch_wake.h. */
 static struct pollfd fds[MAX_FDS + 1];
 /* What the watcher knows of the socket polled in fds[i]. */
 struct sock {
@@ -155,12 +156,6 @@ static uint64_t hold_until;
 static uint64_t stream_until; /* no pause before: a stream is moving */
 static bool judging;          /* the round's writes are checked (set by watch_block) */
 static struct watch_stats stats;
-static int wake_pipe[2] = { -1, -1 }; /* non-blocking both ends */
-/* Set by the watcher while it blocks without listening for arrivals,
- * because nothing a round can help is pending; cleared by whoever makes
- * something pending (watch_nudge(), which then wakes it) or by the
- * watcher when poll() returns. */
-_Atomic int watch_quiet_flag;
 static piano_ltask_t *watch_task;
 
 static bool is_ignored(unsigned long ino)
@@ -263,7 +258,7 @@ static void refresh(void)
 	long count = fd_count();
 	DIR *d = opendir("/proc/self/fd");
 	nfds = 0;
-	fds[nfds++] = (struct pollfd){ .fd = wake_pipe[0], .events = POLLIN };
+	fds[nfds++] = (struct pollfd){ .fd = watch_wake_fd(), .events = POLLIN };
 	if (!d)
 		return;
 	int self = dirfd(d);
@@ -272,9 +267,8 @@ static void refresh(void)
 	while ((de = readdir(d)) && nfds <= MAX_FDS) {
 		int fd = atoi(de->d_name);
 		struct stat st;
-		if (de->d_name[0] == '.' || fd == self || fd == wake_pipe[0] ||
-		    fd == wake_pipe[1] || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
-		    is_ignored((unsigned long)st.st_ino))
+		if (de->d_name[0] == '.' || fd == self || fstat(fd, &st) != 0 ||
+		    !S_ISSOCK(st.st_mode) || is_ignored((unsigned long)st.st_ino))
 			continue;
 		/* A socket's inode number is the one /proc/self/fd's link names
 		 * (socket:[ino]), which is_ignored() and known() use. */
@@ -325,7 +319,7 @@ static bool needed(void)
 
 /* Whether the watcher may block without listening for arrivals: nothing is
  * needed, checked again after the flag is up. The seq_cst fence pairs with
- * the one in watch_nudge_slow() (Dekker): either the watcher sees the new
+ * the one in watch_nudge() (Dekker): either the watcher sees the new
  * pending operation here, or its poster sees the flag and wakes it. */
 static bool go_quiet(void)
 {
@@ -337,23 +331,6 @@ static bool go_quiet(void)
 		return true;
 	atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
 	return false;
-}
-
-/* A nudge (watch_nudge()) or the shutdown, whose cancel request the helper
- * sees when watch_block() returns: read, so that poll() waits again. */
-static void drain_wake_pipe(void)
-{
-	char drain[64];
-	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
-		;
-}
-
-void watch_nudge_slow(void)
-{
-	if (atomic_exchange_explicit(&watch_quiet_flag, 0, memory_order_relaxed) &&
-	    wake_pipe[1] >= 0 && write(wake_pipe[1], "n", 1) < 0) {
-		/* EAGAIN: the pipe is full of wake-ups already. */
-	}
 }
 
 /* poll() with a timeout in ns (negative: none): pauses are shorter than a
@@ -379,7 +356,7 @@ static int watch_block(void *arg, int timeout_ms)
 		 * until a nudge when nothing a round can help is pending. */
 		bool q = go_quiet();
 		if (poll(fds, 1, q || timeout_ms < STANDBY_MS ? timeout_ms : STANDBY_MS) > 0)
-			drain_wake_pipe();
+			watch_wake_drain();
 		if (q)
 			atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
 		return 0;
@@ -431,7 +408,7 @@ static int watch_block(void *arg, int timeout_ms)
 	if (r < 0 || (r == 0 && !follow))
 		return 0;
 	if (fds[0].revents) {
-		drain_wake_pipe();
+		watch_wake_drain();
 		return 0;
 	}
 	int events = 0;
@@ -606,9 +583,7 @@ static unsigned watch_fn(void *arg)
 int watch_setup(void)
 {
 	hold_max_ns = (uint64_t)pmpi_setting("PIANO_MPI_WATCH_HOLD_US", NULL) * 1000u;
-	/* Close-on-exec: nothing of piano's leaks into the application's
-	 * children. */
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK))
+	if (watch_wake_open())
 		return PIANO_ESYS;
 	refresh();
 	int rc = piano_ltask_create(watch_fn, NULL, PIANO_LTASK_REPEAT, &watch_task);
@@ -625,9 +600,7 @@ undo_task:
 	piano_ltask_destroy(watch_task);
 	watch_task = NULL;
 undo_pipe:
-	close(wake_pipe[0]);
-	close(wake_pipe[1]);
-	wake_pipe[0] = wake_pipe[1] = -1;
+	watch_wake_close();
 	return rc;
 }
 
@@ -639,13 +612,11 @@ void watch_shutdown(void)
 		return;
 	piano_ltask_cancel(watch_task);
 	/* Wake the helper out of poll() so finalize does not wait a timeout. */
-	if (write(wake_pipe[1], "x", 1) < 0)
+	if (!watch_wake_write())
 		pmpi_warn("cannot wake the socket watcher; finalize may take up to "
 		          "PIANO_BLOCK_TIMEOUT_MS");
 	piano_ltask_wait(watch_task);
 	piano_ltask_destroy(watch_task);
 	watch_task = NULL;
-	close(wake_pipe[0]);
-	close(wake_pipe[1]);
-	wake_pipe[0] = wake_pipe[1] = -1;
+	watch_wake_close();
 }

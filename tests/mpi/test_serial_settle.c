@@ -7,12 +7,15 @@
  * for a socket the MPI does not read (no progress task ever ran to say it
  * is done).
  *
- * The program puts a byte in a socket pair it never reads: the watcher
- * wakes, runs a round, finds the socket undrained and in the end ignores it.
- * After a pause (several watcher timeouts, PIANO_BLOCK_TIMEOUT_MS is set
- * short) it makes CALLS MPI calls. CTest reads PIANO_STATS's serialized-mode
- * line: the fenced path was turned on at least once, and the calls after
- * the pause did not take it (fewer fenced calls than CALLS).
+ * The program first has piano's threads complete a non-blocking barrier
+ * (tracked) while it sleeps: a background call, which turns the fenced path
+ * on. Then it puts a byte in a socket pair it never reads: the watcher,
+ * quiet while nothing is pending, must not wake for it, and a round for it
+ * would find the socket undrained with no progress task to follow. After a
+ * pause (several watcher timeouts, PIANO_BLOCK_TIMEOUT_MS is set short) it
+ * makes CALLS MPI calls. CTest reads PIANO_STATS's serialized-mode line:
+ * the fenced path was turned on at least once, and the calls after the
+ * pause did not take it (fewer fenced calls than CALLS).
  */
 #include "mpitest.h"
 
@@ -31,12 +34,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rank %d: not serialized: the MPI runs at level %d\n", rank, real);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	MPI_Request barrier;
+	CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &barrier));
+	usleep(50000);
+	CHECK_MPI(MPI_Wait(&barrier, MPI_STATUS_IGNORE));
 	int sv[2];
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	CHECK(write(sv[0], "x", 1) == 1);
-	/* The watcher rescans the process's sockets at its next wake-up (at
-	 * most one timeout), strikes the undrained one out, then times out
-	 * with nothing to do. */
+	/* Several watcher timeouts with nothing to do. */
 	usleep(500000);
 	for (int i = 0; i < CALLS; i++) {
 		int flag;

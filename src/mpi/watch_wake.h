@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The socket watcher's wake-up (watch_wake.c): its pipe and its quiet flag,
+ * below both the watcher that sleeps on them (watch.c) and the progress
+ * kick that nudges it (progress.c).
+ */
+#ifndef PIANO_MPI_WATCH_WAKE_H
+#define PIANO_MPI_WATCH_WAKE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* The pipe, non-blocking and close-on-exec at both ends: 0 or PIANO_ESYS. */
+int watch_wake_open(void);
+void watch_wake_close(void);
+/* Its read end, for the watcher's poll(); -1 when closed. */
+int watch_wake_fd(void);
+/* Reads what was written, so that poll() waits again. */
+void watch_wake_drain(void);
+/* Writes a byte (the shutdown, a nudge): false if the pipe is not open or
+ * the write failed for another reason than a full pipe. */
+bool watch_wake_write(void);
+
+/* Set by the watcher while it blocks without listening for arrivals,
+ * because nothing a round can help is pending (watch.c, "Quiet"); cleared
+ * by watch_nudge_slow() (which then writes the pipe) or by the watcher
+ * when poll() returns. */
+extern _Atomic int watch_quiet_flag;
+void watch_nudge_slow(void);
+
+/* Something a watcher round can help became pending (a tracked operation,
+ * a delegated wait, a graph): wakes the watcher if it is quiet. The fence
+ * orders the caller's publication of that operation before the load of
+ * the flag (a Dekker pair with the watcher's fence after raising it). */
+static inline void watch_nudge(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&watch_quiet_flag, memory_order_relaxed))
+		watch_nudge_slow();
+}
+
+#endif
