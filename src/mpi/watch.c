@@ -93,7 +93,6 @@
 #include "watch_wake.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,7 +395,7 @@ static int watch_block(void *arg, int timeout_ms)
 		atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
 	if (holding && r == 0 && !follow)
 		return 0; /* the pause is over: the next block listens again */
-	if (r == 0 && !follow && !track_pending() && !waiters_pending() && !graphs_running()) {
+	if (r == 0 && !follow && !needed()) {
 		/* A whole timeout without a socket event, and nothing for the
 		 * progress task to do: our last round (a socket that turned out
 		 * not to be the MPI's, a message that needed no help) left
