@@ -22,6 +22,7 @@
 #include "sys.h"
 #include "watch.h"
 #include "serial.h"
+#include "starve.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -414,6 +415,7 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = concurrent && (nidle + ntimer) > 0;
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
+	starve_setup(pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0, pmpi_g.local_rank == 0);
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	char coll[256];
 	pmpi_setting_text("PIANO_COLL", coll, sizeof(coll), NULL);
@@ -897,6 +899,13 @@ static void print_stats(void)
 		        "fd-table scans\n",
 		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds, ws.scans);
 	}
+	bool refused = false;
+	unsigned long long raised = starve_raised(&refused);
+	if (raised || refused)
+		fprintf(stderr,
+		        "# piano-mpi rank %d: idle threads raised to SCHED_OTHER for %llu rounds "
+		        "of MPI calls%s\n",
+		        rank, raised, refused ? " (refused from then on: not permitted)" : "");
 	struct offload_stats os;
 	offload_stats(&os);
 	if (os.deferred || os.direct)

@@ -330,9 +330,11 @@ static unsigned offload_fn(void *arg)
 		if (pthread_mutex_trylock(&queue_lock) == 0) {
 			/* Marked as a call at SCHED_IDLE that a waiting
 			 * application thread raises (starve.h). */
+			bool raised = starve_raise();
 			struct poker *me = starve_begin();
 			work = post_all(true);
 			starve_end(me);
+			starve_lower(raised);
 			pthread_mutex_unlock(&queue_lock);
 		}
 		gate_leave();

@@ -15,6 +15,7 @@
 #include "gate.h"
 #include "graph_list.h"
 #include "report.h"
+#include "starve.h"
 #include "sys.h"
 #include "track.h"
 #include "waiters.h"
@@ -85,7 +86,9 @@ static unsigned progress_fn(void *arg)
 		/* Any MPI call progresses every pending operation: testing the
 		 * waiters' requests does; without waiters, a probe does so
 		 * without receiving anything. */
+		bool raised = starve_raise();
 		work = timed_progress();
+		starve_lower(raised);
 		report_round();
 		if (has_work()) {
 			idle_since = 0;

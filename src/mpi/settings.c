@@ -146,6 +146,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "follow each other; a useful round ends it (docs/mpi.md, \"Every core busy: the socket "
 	  "watcher\"). "
 	  "`0`: a round at every arrival." },
+	{ "PIANO_MPI_RAISE_CALLS", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
+	  "`1`: an idle thread switches from `SCHED_IDLE` to `SCHED_OTHER` for each round of MPI "
+	  "calls it makes and back after it (two system calls), so that a thread waking on its "
+	  "core does not preempt it inside the MPI, where it may hold a socket or a lock the "
+	  "application then waits for (docs/mpi.md, \"Idle threads in the MPI\"). Needs "
+	  "`CAP_SYS_NICE` or an `RLIMIT_NICE` of 20 (`ulimit -e 20`); without them the local rank "
+	  "0 "
+	  "says so once. `0`: idle threads stay at `SCHED_IDLE` in their calls." },
 	{ "PIANO_MPI_LINGER_US", PIANO_SETTING_INT, "10000", 0, 10000000, NULL, NULL, NULL,
 	  "How long the progress task stays after the last pending operation completed, in µs: "
 	  "an application that posts again soon does not pay the task's restart." },

@@ -1,14 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Progress calls made at SCHED_IDLE, and raising them when a waiter needs
- * them (starve.c). A background progress call may take over a piece of the
- * MPI's work that lasts (a rendezvous receive); a thread that then waits in
- * the MPI's own wait must not leave it starved.
+ * Idle threads in the MPI (starve.c): an idle thread raises itself to
+ * SCHED_OTHER for its MPI calls where it may, and a call it makes at
+ * SCHED_IDLE is raised by a thread that starts to wait natively. A thread
+ * preempted at SCHED_IDLE inside an MPI call keeps what the call holds (a
+ * socket, a lock, a rendezvous it took over) until its core is idle.
  */
 #ifndef PIANO_MPI_STARVE_H
 #define PIANO_MPI_STARVE_H
 
+#include <stdbool.h>
+
 struct poker;
+
+/* PIANO_MPI_RAISE_CALLS, and whether this process reports a refusal, at
+ * set-up. */
+void starve_setup(bool raise, bool tell);
+/* Around an engine thread's MPI calls (a progress round, offloaded posts):
+ * an idle thread switches to SCHED_OTHER and back; returns whether it did
+ * (then pass true to starve_lower()). Does not nest: an inner call returns
+ * false. Other threads, and where it is not permitted: false. */
+bool starve_raise(void);
+void starve_lower(bool raised);
+/* PIANO_STATS: calls raised so far, and whether a raise was refused. */
+unsigned long long starve_raised(bool *refused);
 
 /* This thread is about to make a progress call: returns its record, marked
  * inside (seq_cst store), or NULL when the thread does not run at

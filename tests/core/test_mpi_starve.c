@@ -8,7 +8,10 @@
  *    for good, and a native wait then waited for it starved;
  *  - a waiter's starve_relieve() raises a recorded thread inside a call to
  *    SCHED_OTHER, and starve_end() takes it back to SCHED_IDLE;
- *  - a thread at SCHED_OTHER is not recorded.
+ *  - a thread at SCHED_OTHER is not recorded;
+ *  - with PIANO_MPI_RAISE_CALLS (starve_setup), a SCHED_IDLE thread raises
+ *    itself to SCHED_OTHER around its calls and back after them, once
+ *    (no nesting), and not at all with the setting off.
  * Skipped (77) where a thread may not leave SCHED_IDLE.
  */
 #include "common.h"
@@ -50,6 +53,26 @@ static void *idle_like(void *arg)
 	return NULL;
 }
 
+/* Thread C: the setting's two values, from a SCHED_IDLE thread. */
+static void *raiser(void *arg)
+{
+	int *out = arg;
+	CHECK(sys_sched_idle() == 0, "sys_sched_idle failed");
+	starve_setup(false, false);
+	bool r = starve_raise();
+	out[0] = r;
+	out[1] = sched_getscheduler(0);
+	starve_lower(r);
+	starve_setup(true, false);
+	r = starve_raise();
+	out[2] = r;
+	out[3] = sched_getscheduler(0);
+	out[4] = starve_raise(); /* nested: no second raise */
+	starve_lower(r);
+	out[5] = sched_getscheduler(0);
+	return NULL;
+}
+
 static void *normal(void *arg)
 {
 	*(int *)arg = starve_begin() != NULL;
@@ -82,6 +105,15 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, normal, &normal_recorded) == 0, "pthread_create");
 	pthread_join(t, NULL);
 	CHECK(normal_recorded == 0, "a SCHED_OTHER thread was recorded");
+
+	int r[6];
+	CHECK(pthread_create(&t, NULL, raiser, r) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK(!r[0] && r[1] == SCHED_IDLE, "raised with the setting off (%d, policy %d)", r[0],
+	      r[1]);
+	CHECK(r[2] && r[3] == SCHED_OTHER, "not raised for its calls (%d, policy %d)", r[2], r[3]);
+	CHECK(!r[4], "a nested raise was taken");
+	CHECK(r[5] == SCHED_IDLE, "not back at SCHED_IDLE after its calls: policy %d", r[5]);
 	printf("mpi_starve: passed\n");
 	return 0;
 }
