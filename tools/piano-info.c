@@ -3,8 +3,9 @@
  * piano-info: prints what the piano engine sees and how it is configured.
  *
  * Initialises the engine with the current environment, then prints the
- * version, the hwloc topology, the queue tree, the progression threads, the
- * calling thread's local queue and every setting (live value, default,
+ * version, the hwloc topology, the queue tree, the progression threads,
+ * whether idle threads may leave SCHED_IDLE here, the calling thread's
+ * local queue and every setting (live value, default,
  * accepted range). With --stats it also runs a small ltask and a few explicit
  * polls, then prints the per-polling-point counters.
  *
@@ -16,10 +17,14 @@
 
 #include "settings.h" /* the MPI layer's table: listed even without an MPI */
 
+#include <errno.h>
 #include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char *prog = "piano-info";
 
@@ -105,6 +110,49 @@ static int print_threads(void)
 		const char *name = piano_point_name(points[i]);
 		printf("  %-10s %d\n", name ? name : "?", n);
 	}
+	return 0;
+}
+
+/* What a thread that put itself at SCHED_IDLE may do here: tried in a
+ * thread of its own (0: cannot enter SCHED_IDLE, 1: entered, cannot leave,
+ * 2: entered and left). */
+static void *try_leave_idle(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int *out = arg;
+	*out = 0;
+	if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
+		return NULL;
+	*out = 1;
+	if (sched_setscheduler(0, SCHED_OTHER, &sp) == 0)
+		*out = 2;
+	return NULL;
+}
+
+/* Idle threads run at SCHED_IDLE; the timer's rescue of a queue holder,
+ * PIANO_IDLE_BOOST and the MPI layer's PIANO_MPI_RAISE_CALLS take them
+ * back to SCHED_OTHER, which Linux allows only with CAP_SYS_NICE or an
+ * RLIMIT_NICE of 20 or more: say which holds before a job finds out. */
+static int print_scheduling(void)
+{
+	int res = -1;
+	pthread_t t;
+	int err = pthread_create(&t, NULL, try_leave_idle, &res);
+	if (err) {
+		fprintf(stderr, "%s: pthread_create: %s\n", prog, strerror(err));
+		return 1;
+	}
+	pthread_join(t, NULL);
+	struct rlimit rl;
+	char nice[32] = "unknown";
+	if (getrlimit(RLIMIT_NICE, &rl) == 0)
+		snprintf(nice, sizeof(nice), "%llu", (unsigned long long)rl.rlim_cur);
+	printf("Scheduling of idle threads\n");
+	printf("  %-21s%s\n",
+	       "SCHED_IDLE:", res > 0 ? "available" : "not available (nice 19 instead)");
+	if (res > 0)
+		printf("  %-21s%s (RLIMIT_NICE %s; needs CAP_SYS_NICE or 20)\n",
+		       "back to SCHED_OTHER:", res == 2 ? "permitted" : "not permitted", nice);
 	return 0;
 }
 
@@ -340,6 +388,10 @@ int main(int argc, char **argv)
 	if (!status) {
 		printf("\n");
 		status = print_threads();
+	}
+	if (!status) {
+		printf("\n");
+		status = print_scheduling();
 	}
 	if (!status) {
 		printf("\n");
