@@ -16,11 +16,10 @@
 #include <piano/piano.h>
 
 #include "settings.h" /* the MPI layer's table: listed even without an MPI */
+#include "sys.h"      /* src/core: the platform layer */
 
-#include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,13 +117,12 @@ static int print_threads(void)
  * 2: entered and left). */
 static void *try_leave_idle(void *arg)
 {
-	struct sched_param sp = { .sched_priority = 0 };
 	int *out = arg;
 	*out = 0;
-	if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0)
+	if (sys_sched_idle() != 0) /* the engine's own calls (src/core/sys.c) */
 		return NULL;
 	*out = 1;
-	if (sched_setscheduler(0, SCHED_OTHER, &sp) == 0)
+	if (sys_sched_normal() == 0)
 		*out = 2;
 	return NULL;
 }

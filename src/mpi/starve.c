@@ -149,6 +149,8 @@ bool starve_raise(void)
 	struct poker *me = my_poker();
 	if (!me)
 		return false;
+	/* Not sys_sched_normal(): that would record the thread as no longer
+	 * at home in SCHED_IDLE (my_poker(), the timer's rescue). */
 	if (set_policy(0, SCHED_OTHER) != 0) {
 		refused();
 		return false;
