@@ -19,7 +19,6 @@
 #include "sys.h"      /* src/core: the platform layer */
 
 #include <hwloc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,35 +111,17 @@ static int print_threads(void)
 	return 0;
 }
 
-/* What a thread that put itself at SCHED_IDLE may do here: tried in a
- * thread of its own (0: cannot enter SCHED_IDLE, 1: entered, cannot leave,
- * 2: entered and left). */
-static void *try_leave_idle(void *arg)
-{
-	int *out = arg;
-	*out = 0;
-	if (sys_sched_idle() != 0) /* the engine's own calls (src/core/sys.c) */
-		return NULL;
-	*out = 1;
-	if (sys_sched_normal() == 0)
-		*out = 2;
-	return NULL;
-}
-
 /* Idle threads run at SCHED_IDLE; the timer's rescue of a queue holder,
  * PIANO_IDLE_BOOST and the MPI layer's PIANO_MPI_RAISE_CALLS take them
  * back to SCHED_OTHER, which Linux allows only with CAP_SYS_NICE or an
  * RLIMIT_NICE of 20 or more: say which holds before a job finds out. */
 static int print_scheduling(void)
 {
-	int res = -1;
-	pthread_t t;
-	int err = pthread_create(&t, NULL, try_leave_idle, &res);
-	if (err) {
-		fprintf(stderr, "%s: pthread_create: %s\n", prog, strerror(err));
+	int res = sys_sched_idle_probe(); /* the engine's own calls (src/core/sys.c) */
+	if (res < 0) {
+		fprintf(stderr, "%s: pthread_create: %s\n", prog, strerror(-res));
 		return 1;
 	}
-	pthread_join(t, NULL);
 	struct rlimit rl;
 	char nice[32] = "unknown";
 	if (getrlimit(RLIMIT_NICE, &rl) == 0)

@@ -75,6 +75,29 @@ int sys_sched_normal_tid(int tid)
 	return sched_setscheduler((pid_t)tid, SCHED_OTHER, &p) == 0 ? 0 : -errno;
 }
 
+static void *idle_probe(void *arg)
+{
+	int *out = arg;
+	*out = 0;
+	if (sys_sched_idle() != 0)
+		return NULL;
+	*out = 1;
+	if (sys_sched_normal() == 0)
+		*out = 2;
+	return NULL;
+}
+
+int sys_sched_idle_probe(void)
+{
+	int res = 0;
+	pthread_t t;
+	int err = pthread_create(&t, NULL, idle_probe, &res);
+	if (err)
+		return -err;
+	pthread_join(t, NULL);
+	return res;
+}
+
 int sys_sched_lowest(void)
 {
 	if (setpriority(PRIO_PROCESS, (id_t)sys_gettid(), 19) != 0)

@@ -39,6 +39,12 @@ int sys_sched_normal(void);
 bool sys_sched_home_idle(void);
 /* Another thread of the process to SCHED_OTHER: 0 or -errno. */
 int sys_sched_normal_tid(int tid);
+/* What a thread that puts itself at SCHED_IDLE may do in this process,
+ * tried in a short-lived thread of its own (the answer depends on
+ * CAP_SYS_NICE, RLIMIT_NICE and security modules, so it is asked, not
+ * derived): 0 cannot enter SCHED_IDLE, 1 entered and cannot leave it, 2
+ * entered and left; -errno if the thread could not be created. */
+int sys_sched_idle_probe(void);
 /* Lowest SCHED_OTHER priority (nice 19), the fallback for SCHED_IDLE. */
 int sys_sched_lowest(void);
 
