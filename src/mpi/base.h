@@ -60,7 +60,6 @@ struct pmpi_state {
 	int local_rank, local_size;
 	int node_cpus;      /* CPUs the node's ranks may use (0: unknown) */
 	int oversubscribed; /* local_size > node_cpus: no idle threads (init.c) */
-	const char *confined; /* why piano's threads stay on the rank's CPUs, or NULL (init.c) */
 	_Atomic int finalizing;
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;

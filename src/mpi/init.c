@@ -29,7 +29,6 @@
 #include <link.h>
 #include <hwloc.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,90 +254,6 @@ static void oversubscription(struct overrides *o)
 		override(o, "PIANO_TIMER_PERIOD_US", "5000");
 }
 
-/* The CPUs of `set` as an hwloc list ("0", "0-3,8"), into out (len bytes);
- * false if it does not fit. */
-static bool cpu_list(const cpu_set_t *set, char *out, size_t len)
-{
-	size_t used = 0;
-	out[0] = '\0';
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, set) || (c > 0 && CPU_ISSET(c - 1, set)))
-			continue;
-		int last = c;
-		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
-			last++;
-		int n = last == c ? snprintf(out + used, len - used, "%s%d", used ? "," : "", c)
-		                  : snprintf(out + used, len - used, "%s%d-%d", used ? "," : "", c,
-		                             last);
-		if (n < 0 || (size_t)n >= len - used)
-			return false;
-		used += (size_t)n;
-	}
-	return used > 0;
-}
-
-/*
- * An idle thread that may not leave SCHED_IDLE for its MPI calls (no
- * CAP_SYS_NICE and RLIMIT_NICE below 20, the usual unprivileged user and
- * containers' default capabilities; or PIANO_MPI_RAISE_CALLS=0) is
- * preempted inside them by any thread waking on its CPU, and keeps what the
- * call holds (a socket, Open MPI's event-loop lock; starve.c). On its own
- * rank's CPU the rank's next wait gives it the CPU back (starve_relieve()).
- * On another rank's CPU nothing does: that rank's thread spins in its own
- * wait, often for the data this rank cannot send or acknowledge, and the
- * idle thread runs again when the scheduler grants a SCHED_IDLE thread a
- * slice beside a busy one, hundreds of milliseconds later. Measured, as an
- * unprivileged user, Open MPI over TCP, bench_meta --threads 1 --halo 64,4K
- * (7 repetitions of each size per run): repetitions of 300-1,300 us per
- * iteration (80 natively) in 6 of 24 runs; with piano's threads on each
- * rank's own CPU, 1 of 24.
- *
- * So where every CPU of the node belongs to a rank (the ranks are bound
- * and local ranks x own CPUs cover the node) and the user placed nothing,
- * piano's threads stay on the rank's own CPUs. They then progress while the
- * rank's thread blocks, and the timer bounds reaction while it computes, as
- * on any fully used node; a CPU no rank uses stays available to them
- * through PIANO_MPI_CPU_LIST or PIANO_BIND_CPUS.
- */
-static void confinement(struct overrides *o)
-{
-	int bind_src = 0;
-	char text[32];
-	if (pmpi_g.oversubscribed || o->bind[0])
-		return;
-	pmpi_setting("PIANO_BIND_CPUS", &bind_src);
-	pmpi_setting_text("PIANO_IDLE_LEVEL", text, sizeof(text), NULL);
-	if (bind_src != PIANO_SOURCE_DEFAULT || strcmp(text, "none") == 0 ||
-	    !pmpi_setting("PIANO_PROGRESSION", NULL))
-		return;
-	cpu_set_t own;
-	CPU_ZERO(&own);
-	if (sched_getaffinity(0, sizeof(own), &own) != 0)
-		return;
-	int n = CPU_COUNT(&own);
-	if (pmpi_g.node_cpus <= 0 || n >= pmpi_g.node_cpus ||
-	    (long)n * pmpi_g.local_size < pmpi_g.node_cpus)
-		return;
-	/* 1: SCHED_IDLE, and no way back; 0 (nice 19 instead) is a normal
-	 * thread the scheduler gives its share. */
-	int may = sys_sched_idle_probe();
-	if (!(may == 1 || (may == 2 && !pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL))))
-		return;
-	if (!cpu_list(&own, o->bind, sizeof(o->bind)))
-		return;
-	override(o, "PIANO_BIND_CPUS", o->bind);
-	pmpi_g.confined = may == 1 ? "idle threads cannot leave SCHED_IDLE"
-	                           : "PIANO_MPI_RAISE_CALLS=0";
-	if (pmpi_g.local_rank == 0 && may == 1)
-		pmpi_warn("idle threads cannot leave SCHED_IDLE for their MPI calls (no "
-		          "CAP_SYS_NICE, "
-		          "RLIMIT_NICE below 20: `ulimit -e`): piano's threads stay on each rank's "
-		          "own CPUs, where its waits let them finish a call they were preempted in "
-		          "(docs/mpi.md, \"Idle threads in the MPI\"); PIANO_MPI_CPU_LIST places "
-		          "them "
-		          "on CPUs no rank uses");
-}
-
 /*
  * The timer ticks on demand: only while a tracked request, a delegated wait
  * or a graph is in flight (track.c, waiters.c, graph_list.c hold it), not
@@ -458,7 +373,6 @@ static void setup(int real)
 	local_rank();
 	placement(&o);
 	oversubscription(&o);
-	confinement(&o);
 	timer_mode(&o);
 	timer_back_off(&o);
 	file_helpers(&o);
@@ -501,9 +415,7 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = concurrent && (nidle + ntimer) > 0;
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
-	/* A confined process has said why already. */
-	starve_setup(pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0,
-	             pmpi_g.local_rank == 0 && !pmpi_g.confined);
+	starve_setup(pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0, pmpi_g.local_rank == 0);
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	char coll[256];
 	pmpi_setting_text("PIANO_COLL", coll, sizeof(coll), NULL);
@@ -994,13 +906,6 @@ static void print_stats(void)
 		        "# piano-mpi rank %d: idle threads raised to SCHED_OTHER for %llu rounds "
 		        "of MPI calls%s\n",
 		        rank, raised, refused ? " (refused from then on: not permitted)" : "");
-	if (pmpi_g.confined) {
-		char cpus[256] = "?";
-		pmpi_setting_text("PIANO_BIND_CPUS", cpus, sizeof(cpus), NULL);
-		fprintf(stderr,
-		        "# piano-mpi rank %d: piano's threads stay on this rank's CPUs %s (%s)\n",
-		        rank, cpus, pmpi_g.confined);
-	}
 	struct offload_stats os;
 	offload_stats(&os);
 	if (os.deferred || os.direct)
