@@ -357,6 +357,19 @@ PIANO_API int piano_queue_local(int *index);
 PIANO_API int piano_thread_count(int point, int *n);
 
 /*
+ * Pause the idle threads: each one finishes the round it is in, then
+ * sleeps until piano_idle_resume() or piano_finalize(), polling nothing and
+ * taking no CPU; explicit polls, waits, the timer and blocking helpers go
+ * on. For a layer that finds idle threads doing harm (the MPI layer, when
+ * they cannot leave SCHED_IDLE for calls over TCP: docs/mpi.md) or an
+ * application entering a phase where no core is ever idle. Both calls are
+ * idempotent, return at once (they do not wait for a round in progress)
+ * and return 0 or PIANO_ENOTINIT.
+ */
+PIANO_API int piano_idle_pause(void);
+PIANO_API int piano_idle_resume(void);
+
+/*
  * The topology piano uses, an hwloc_topology_t (owned by piano, valid until
  * the last finalize).
  */

@@ -4,6 +4,15 @@
  * SCHED_IDLE so that they use only the cores the application leaves idle,
  * throttled by a pause between rounds; they park (park.c) when no queue
  * holds a task. Which queues a round polls: poll_idle (policy.c).
+ *
+ * Paused (piano_idle_pause): engine->idle_state goes from IDLE_RUN to
+ * IDLE_PAUSED, and each thread, between two rounds, sleeps on that word
+ * while it holds IDLE_PAUSED. piano_idle_resume() and idle_stop() store
+ * another value and then wake the word, so a thread that read IDLE_PAUSED
+ * just before either either sees the new value in futex_wait (which
+ * compares atomically) or is woken. idle_stop() stores IDLE_STOP, which
+ * later pauses and resumes leave alone (compare-and-swap from the state
+ * they undo).
  */
 #include "idle.h"
 #include "park.h"
@@ -129,6 +138,13 @@ static void *idle_main(void *arg)
 	bool starved = false;
 	uint64_t quiet_since = 0; /* start of the current run of rounds without work */
 	for (uint64_t r = 0; !engine_stopping(e); r++) {
+		/* Acquire is not needed: nothing is published with the state. */
+		if (atomic_load_explicit(&e->idle_state, memory_order_relaxed) == IDLE_PAUSED) {
+			sys_futex_wait(&e->idle_state, IDLE_PAUSED, 0);
+			starved = false;
+			quiet_since = 0;
+			continue;
+		}
 		bool busy = true;
 		unsigned work = 0;
 		/* After a pause that lasted far longer than asked, other threads
@@ -216,8 +232,37 @@ int idle_start(struct piano_engine *e)
 	return 0;
 }
 
+/* Moves idle_state from `from` to `to` (see the top); wakes the threads
+ * when they may be asleep on it. */
+static void idle_state_move(struct piano_engine *e, uint32_t from, uint32_t to)
+{
+	uint32_t expected = from;
+	if (atomic_compare_exchange_strong(&e->idle_state, &expected, to) && from == IDLE_PAUSED)
+		sys_futex_wake(&e->idle_state, INT32_MAX);
+}
+
+PIANO_API int piano_idle_pause(void)
+{
+	struct piano_engine *e = engine_get();
+	if (!e)
+		return PIANO_ENOTINIT;
+	idle_state_move(e, IDLE_RUN, IDLE_PAUSED);
+	return 0;
+}
+
+PIANO_API int piano_idle_resume(void)
+{
+	struct piano_engine *e = engine_get();
+	if (!e)
+		return PIANO_ENOTINIT;
+	idle_state_move(e, IDLE_PAUSED, IDLE_RUN);
+	return 0;
+}
+
 void idle_stop(struct piano_engine *e)
 {
+	atomic_store(&e->idle_state, IDLE_STOP);
+	sys_futex_wake(&e->idle_state, INT32_MAX);
 	for (int i = 0; i < e->nidle; i++) {
 		pthread_join(e->idle_threads[i].tid, NULL);
 		poll_span_free(&e->idle_threads[i].span);

@@ -8,6 +8,9 @@
 
 #include "state.h"
 
+/* Values of engine->idle_state. */
+enum { IDLE_RUN, IDLE_PAUSED, IDLE_STOP };
+
 int idle_start(struct piano_engine *e);
 void idle_stop(struct piano_engine *e);
 

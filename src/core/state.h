@@ -43,6 +43,9 @@ struct piano_engine {
 
 	struct idle_thread *idle_threads; /* idle.c */
 	int nidle;
+	/* idle.c: IDLE_RUN, IDLE_PAUSED (piano_idle_pause: the threads sleep
+	 * on this word) or IDLE_STOP (idle_stop); see idle.c for the protocol. */
+	_Atomic uint32_t idle_state;
 	pthread_t timer_thread; /* timer.c */
 	int has_timer;
 	/* timer.c, PIANO_TIMER_MODE=demand: the timerfd the timer thread
