@@ -22,6 +22,7 @@
 #include "sys.h"
 #include "watch.h"
 #include "serial.h"
+#include "retire.h"
 #include "starve.h"
 
 #include <dirent.h>
@@ -416,6 +417,8 @@ static void setup(int real)
 	pmpi_g.threaded = concurrent && (nidle + ntimer) > 0;
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
 	starve_setup(pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0, pmpi_g.local_rank == 0);
+	if (pmpi_g.threaded)
+		retire_setup(pmpi_g.local_rank == 0);
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	char coll[256];
 	pmpi_setting_text("PIANO_COLL", coll, sizeof(coll), NULL);
@@ -906,6 +909,11 @@ static void print_stats(void)
 		        "# piano-mpi rank %d: idle threads raised to SCHED_OTHER for %llu rounds "
 		        "of MPI calls%s\n",
 		        rank, raised, refused ? " (refused from then on: not permitted)" : "");
+	if (retire_done())
+		fprintf(stderr,
+		        "# piano-mpi rank %d: idle threads retired (the MPI's traffic goes over TCP, "
+		        "no CPU spare, SCHED_IDLE for their calls)\n",
+		        rank);
 	struct offload_stats os;
 	offload_stats(&os);
 	if (os.deferred || os.direct)

@@ -87,6 +87,7 @@
 #include "gate.h"
 #include "graph_list.h"
 #include "report.h"
+#include "retire.h"
 #include "sys.h"
 #include "track.h"
 #include "waiters.h"
@@ -272,6 +273,9 @@ static void refresh(void)
 		/* A socket's inode number is the one /proc/self/fd's link names
 		 * (socket:[ino]), which is_ignored() and known() use. */
 		socks[nfds] = known((unsigned long)st.st_ino, prev, prev_n);
+		/* Rescans are rare (the fd count changed, or a second passed). */
+		if (retire_watching())
+			retire_consider(fd);
 		same = same && nfds < prev_n && prev[nfds].ino == (unsigned long)st.st_ino;
 		fds[nfds++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Idle threads retired over TCP. An idle thread that stays at SCHED_IDLE
+ * for its MPI calls (PIANO_MPI_RAISE_CALLS=0, or raising not permitted:
+ * no CAP_SYS_NICE, RLIMIT_NICE below 20, the usual unprivileged user) can
+ * be preempted inside readv()/writev() on the MPI's socket, owning the
+ * kernel's socket lock until its core is idle again (starve.c). Where no
+ * CPU is spare, that is whenever a rank's thread wakes: a TCP halo
+ * exchange as an unprivileged user stalled in 3 to 9 runs of 12-16
+ * (300-3,000 us steps instead of 80, never natively), and none without
+ * idle threads (docs/performance.md, "A halo exchange over TCP"). There the
+ * idle threads add nothing the socket watcher and the timer, both at
+ * SCHED_OTHER, do not (a 16 MiB receive over TCP with the receiver
+ * computing overlapped as well or better without them). So once the
+ * watcher sees a TCP connection of the MPI's, the idle threads are paused
+ * for the rest of the run (piano_idle_pause()).
+ *
+ * Only where every condition holds, checked at set-up (retire_setup) but
+ * the last, which only a thread can tell and which costs a thread
+ * creation, checked when the connection is found:
+ *  - PIANO_MPI_IDLE_RETIRE=1 and the process has idle threads;
+ *  - no spare CPU: the ranks bound to CPUs of their own cover the node
+ *    (local ranks x own CPUs >= node CPUs), or unbound ranks are at least
+ *    one per CPU; with a spare CPU an idle thread runs there unpreempted;
+ *  - an idle thread could not leave SCHED_IDLE for its calls.
+ * "The MPI's": a connected TCP socket whose peer does not listen on one of
+ * the run-time's endpoints (runtime_addr.h): Open MPI keeps a loopback
+ * connection to its daemon in every job, shared memory or not, and there
+ * the idle threads do copy for a rank whose core computes.
+ *
+ * State: `armed` is set at set-up and cleared once by the watcher (the
+ * one thread that calls retire_consider); `done` is written by it and read
+ * at MPI_Finalize after the engine stopped. Relaxed: nothing is published
+ * with either.
+ */
+#include "retire.h"
+#include "base.h"
+#include "runtime_addr.h"
+#include "sys.h"
+
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+extern char **environ;
+
+static _Atomic bool armed, done;
+static bool tell, raise_calls;
+static struct runtime_ports runtime; /* read at set-up, then only read */
+
+/* Whether the node has no CPU the ranks leave spare. */
+static bool node_full(void)
+{
+	cpu_set_t own;
+	if (pmpi_g.node_cpus <= 0 || sched_getaffinity(0, sizeof(own), &own) != 0)
+		return false;
+	long mine = CPU_COUNT(&own), node = pmpi_g.node_cpus;
+	if (mine < node)
+		return (long)pmpi_g.local_size * mine >= node;
+	return pmpi_g.local_size >= node;
+}
+
+void retire_setup(bool tell_it)
+{
+	int nidle = 0;
+	piano_thread_count(PIANO_POINT_IDLE, &nidle);
+	tell = tell_it;
+	raise_calls = pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0;
+	if (!pmpi_setting("PIANO_MPI_IDLE_RETIRE", NULL) || nidle == 0 || !node_full())
+		return;
+	runtime_ports_read(environ, &runtime);
+	atomic_store_explicit(&armed, true, memory_order_relaxed);
+}
+
+bool retire_watching(void) { return atomic_load_explicit(&armed, memory_order_relaxed); }
+
+/* Whether fd is a connected TCP socket whose peer is not the run-time's. */
+static bool mpi_tcp(int fd)
+{
+	int domain = 0, type = 0;
+	socklen_t len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
+	    (domain != AF_INET && domain != AF_INET6))
+		return false;
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+		return false;
+	struct sockaddr_storage peer;
+	len = sizeof(peer);
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) != 0)
+		return false; /* listening, or not connected yet */
+	unsigned short port = ntohs(peer.ss_family == AF_INET6
+	                                    ? ((struct sockaddr_in6 *)&peer)->sin6_port
+	                                    : ((struct sockaddr_in *)&peer)->sin_port);
+	return !runtime_port_is(&runtime, port);
+}
+
+void retire_consider(int fd)
+{
+	if (!retire_watching() || !mpi_tcp(fd))
+		return;
+	atomic_store_explicit(&armed, false, memory_order_relaxed);
+	/* 2: a thread may go to SCHED_IDLE and back (starve.c raises). */
+	if (raise_calls && sys_sched_idle_probe() == 2)
+		return;
+	if (piano_idle_pause() != 0)
+		return;
+	atomic_store_explicit(&done, true, memory_order_relaxed);
+	if (tell)
+		pmpi_warn("the MPI's traffic goes over TCP, no CPU is spare and idle threads must "
+		          "stay at SCHED_IDLE for their MPI calls (%s): idle threads are retired "
+		          "for this run, the socket watcher and the timer progress the MPI "
+		          "(docs/mpi.md, \"Idle threads in the MPI\"; PIANO_MPI_IDLE_RETIRE=0 "
+		          "keeps them)",
+		          raise_calls ? "no CAP_SYS_NICE, RLIMIT_NICE below 20: `ulimit -e`"
+		                      : "PIANO_MPI_RAISE_CALLS=0");
+}
+
+bool retire_done(void) { return atomic_load_explicit(&done, memory_order_relaxed); }

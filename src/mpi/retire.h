@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Idle threads retired over TCP (retire.c): where they must stay at
+ * SCHED_IDLE for their MPI calls and no CPU of the node is spare, idle
+ * threads are paused for good once the MPI's traffic is seen on a TCP
+ * connection (docs/mpi.md, "Idle threads in the MPI").
+ */
+#ifndef PIANO_MPI_RETIRE_H
+#define PIANO_MPI_RETIRE_H
+
+#include <stdbool.h>
+
+/* At set-up, after piano_init and before the socket watcher starts: whether
+ * the watcher should look for the MPI's TCP connections. `tell`: this
+ * process reports the retirement (the node's rank 0). */
+void retire_setup(bool tell);
+/* The watcher's question before it looks at a socket: still looking. */
+bool retire_watching(void);
+/* The watcher found socket fd: if it is a TCP connection of the MPI's (not
+ * the run-time's), decide, once, and stop looking. */
+void retire_consider(int fd);
+/* PIANO_STATS: whether the idle threads were retired. */
+bool retire_done(void);
+
+#endif
