@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Idle threads retired over TCP (PIANO_MPI_IDLE_RETIRE, docs/mpi.md "Idle
+ * threads in the MPI"): where they must stay at SCHED_IDLE for their MPI
+ * calls and the node has no spare CPU, idle threads stop for good once the
+ * MPI's traffic goes over TCP; elsewhere they keep running.
+ *
+ * Whether idle threads run is seen in a window: both ranks post a 1 MiB
+ * receive (tracked: the progress task stays queued), sleep 50 ms, leaving
+ * both cores idle, and count the rounds their idle threads made meanwhile
+ * (piano_stats_get); then the sends complete the receives. Between windows
+ * the ranks exchange 1 MiB messages, the traffic the socket watcher sees.
+ *
+ *   retired: a window with no idle round on either rank must come within
+ *            MAX_WINDOWS (with retirement off it never does: test
+ *            idle_retire_off_fails);
+ *   kept:    after KEPT_AFTER windows (over a second of traffic, when a
+ *            retirement would have happened), every window must still have
+ *            idle rounds on both ranks.
+ *
+ * Both need the 2 ranks to fill the node: skipped (77) on more than 2 CPUs.
+ */
+#include "mpitest.h"
+
+#include <piano/piano.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MSG (1 << 20)
+#define MAX_WINDOWS 100
+#define KEPT_AFTER 15
+#define KEPT_WINDOWS 20
+
+static char *sendbuf, *recvbuf;
+
+static void nap_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static void exchange(int peer)
+{
+	MPI_Request r[2];
+	CHECK_MPI(MPI_Irecv(recvbuf, MSG, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &r[0]));
+	CHECK_MPI(MPI_Isend(sendbuf, MSG, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &r[1]));
+	CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+}
+
+/* Idle rounds on the rank that made the fewest during one window. */
+static unsigned long long window(int peer)
+{
+	MPI_Request r[2];
+	struct piano_stats before, after;
+	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+	CHECK_MPI(MPI_Irecv(recvbuf, MSG, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &r[0]));
+	CHECK(piano_stats_get(PIANO_POINT_IDLE, &before) == 0);
+	nap_ms(50);
+	CHECK(piano_stats_get(PIANO_POINT_IDLE, &after) == 0);
+	CHECK_MPI(MPI_Isend(sendbuf, MSG, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &r[1]));
+	CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+	unsigned long long mine = after.rounds - before.rounds, fewest = 0;
+	CHECK_MPI(MPI_Allreduce(&mine, &fewest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
+	                        MPI_COMM_WORLD));
+	return fewest;
+}
+
+int main(int argc, char **argv)
+{
+	int rank = init_pair_multiple(&argc, &argv);
+	if (rank < 0)
+		return 77;
+	if (argc != 2 || (strcmp(argv[1], "retired") && strcmp(argv[1], "kept"))) {
+		fprintf(stderr, "usage: %s retired|kept\n", argv[0]);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	bool want_retired = strcmp(argv[1], "retired") == 0;
+	int nidle = 0;
+	CHECK(piano_thread_count(PIANO_POINT_IDLE, &nidle) == 0);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 2 || nidle == 0) {
+		if (rank == 0)
+			printf("skipped: %s\n", nidle ? "2 ranks leave CPUs spare here" : "no idle thread");
+		MPI_Finalize();
+		return 77;
+	}
+	sendbuf = calloc(MSG, 1);
+	recvbuf = calloc(MSG, 1);
+	CHECK(sendbuf && recvbuf);
+	int peer = 1 - rank;
+
+	int windows = want_retired ? MAX_WINDOWS : KEPT_WINDOWS;
+	for (int w = 0; w < windows; w++) {
+		for (int i = 0; i < 5; i++)
+			exchange(peer);
+		unsigned long long rounds = window(peer);
+		if (want_retired && rounds == 0) {
+			if (rank == 0)
+				printf("idle threads retired: no idle round after %d windows\n", w + 1);
+			goto done;
+		}
+		if (!want_retired && w >= KEPT_AFTER && rounds == 0) {
+			if (rank == 0)
+				printf("check failed: window %d: no idle round on one rank: idle threads "
+				       "retired\n",
+				       w + 1);
+			fflush(stdout);
+			mpitest_before_abort();
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
+	if (want_retired) {
+		if (rank == 0)
+			printf("check failed: idle threads still ran rounds after %d windows\n", windows);
+		fflush(stdout);
+		mpitest_before_abort();
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (rank == 0)
+		printf("idle threads kept: idle rounds in every window after %d\n", KEPT_AFTER);
+done:
+	free(sendbuf);
+	free(recvbuf);
+	MPI_Finalize();
+	return 0;
+}
