@@ -28,10 +28,11 @@
  * connection to its daemon in every job, shared memory or not, and there
  * the idle threads do copy for a rank whose core computes.
  *
- * State: `armed` is set at set-up and cleared once by the watcher (the
- * one thread that calls retire_consider); `done` is written by it and read
- * at MPI_Finalize after the engine stopped. Relaxed: nothing is published
- * with either.
+ * State: `armed` is set at set-up and cleared once by the watcher's fd-table
+ * scans, which call retire_consider one at a time (the first at set-up, in
+ * the set-up's thread, before the watcher's task is submitted; then in the
+ * task); `done` is written there and read at MPI_Finalize after the engine
+ * stopped. Relaxed: nothing is published with either.
  */
 #include "retire.h"
 #include "base.h"
