@@ -19,9 +19,12 @@
  * the last, which only a thread can tell and which costs a thread
  * creation, checked when the connection is found:
  *  - PIANO_MPI_IDLE_RETIRE=1 and the process has idle threads;
- *  - no spare CPU: the ranks bound to CPUs of their own cover the node
- *    (local ranks x own CPUs >= node CPUs), or unbound ranks are at least
- *    one per CPU; with a spare CPU an idle thread runs there unpreempted;
+ *  - no spare CPU: at least one rank per CPU of the node, or ranks bound
+ *    to equal shares that add up to the node exactly (local ranks x own
+ *    CPUs = node CPUs: a rank per share, its threads on its share); with a
+ *    spare CPU an idle thread runs there unpreempted. Shares that add up
+ *    to more overlap (Open MPI binds more than 2 ranks to a package: 8
+ *    ranks x 32 CPUs on a 64-CPU node), and say nothing of spare CPUs;
  *  - an idle thread could not leave SCHED_IDLE for its calls.
  * "The MPI's": a connected TCP socket whose peer does not listen on one of
  * the run-time's endpoints (runtime_addr.h): Open MPI keeps a loopback
@@ -50,16 +53,17 @@ static _Atomic bool armed, done;
 static bool tell, raise_calls;
 static struct runtime_ports runtime; /* read at set-up, then only read */
 
-/* Whether the node has no CPU the ranks leave spare. */
+/* Whether the node has no CPU the ranks leave spare (see the top). */
 static bool node_full(void)
 {
 	cpu_set_t own;
-	if (pmpi_g.node_cpus <= 0 || sched_getaffinity(0, sizeof(own), &own) != 0)
+	long node = pmpi_g.node_cpus;
+	if (node <= 0)
 		return false;
-	long mine = CPU_COUNT(&own), node = pmpi_g.node_cpus;
-	if (mine < node)
-		return (long)pmpi_g.local_size * mine >= node;
-	return pmpi_g.local_size >= node;
+	if (pmpi_g.local_size >= node)
+		return true;
+	return sched_getaffinity(0, sizeof(own), &own) == 0 &&
+	       (long)pmpi_g.local_size * CPU_COUNT(&own) == node;
 }
 
 void retire_setup(bool tell_it)
