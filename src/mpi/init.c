@@ -911,8 +911,8 @@ static void print_stats(void)
 		        rank, raised, refused ? " (refused from then on: not permitted)" : "");
 	if (retire_done())
 		fprintf(stderr,
-		        "# piano-mpi rank %d: idle threads retired (the MPI's traffic goes over TCP, "
-		        "no CPU spare, SCHED_IDLE for their calls)\n",
+		        "# piano-mpi rank %d: idle threads retired (the MPI's traffic goes over "
+		        "TCP, no CPU spare, SCHED_IDLE for their calls)\n",
 		        rank);
 	struct offload_stats os;
 	offload_stats(&os);

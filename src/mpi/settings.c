@@ -156,8 +156,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "says so once. `0`: idle threads stay at `SCHED_IDLE` in their calls." },
 	{ "PIANO_MPI_IDLE_RETIRE", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
 	  "`1`: where idle threads must stay at `SCHED_IDLE` for their MPI calls (see "
-	  "`PIANO_MPI_RAISE_CALLS`) and the node has no spare CPU, they are retired for the rest of "
-	  "the run once the socket watcher sees a TCP connection of the MPI's (not the "
+	  "`PIANO_MPI_RAISE_CALLS`) and the node has no spare CPU, they are retired for the rest "
+	  "of the run once the socket watcher sees a TCP connection of the MPI's (not the "
 	  "run-time's): preempted inside a call there, an idle thread holds the socket and stalls "
 	  "the peer (docs/mpi.md, \"Idle threads in the MPI\"); the local rank 0 says so. `0`: "
 	  "they keep polling." },

@@ -22,8 +22,8 @@ static void wait_runs(int from, int more, const char *what)
 {
 	double deadline = test_now() + 10.0;
 	while (atomic_load(&runs) < from + more) {
-		CHECK(test_now() < deadline, "%s: %d runs in 10 s, expected %d",
-		      what, atomic_load(&runs) - from, more);
+		CHECK(test_now() < deadline, "%s: %d runs in 10 s, expected %d", what,
+		      atomic_load(&runs) - from, more);
 		test_sleep_us(1000);
 	}
 }

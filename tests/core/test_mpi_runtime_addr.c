@@ -50,9 +50,9 @@ int main(void)
 	static const unsigned short hydra_ports[] = { 6543 };
 	expect(hydra, hydra_ports, 1, "hydra");
 
-	char *bad[] = { "A=tcp://host:",       "B=tcp://host:99999", "C=tcp://[::1]",
-		        "D=tcp://host:12a4",   "E=udp://host:7000",  "PMI_PORT=noport",
-		        "F=tcp://host:0",      "no equals sign tcp://h:80", NULL };
+	char *bad[] = { "A=tcp://host:",     "B=tcp://host:99999",        "C=tcp://[::1]",
+		        "D=tcp://host:12a4", "E=udp://host:7000",         "PMI_PORT=noport",
+		        "F=tcp://host:0",    "no equals sign tcp://h:80", NULL };
 	expect(bad, NULL, 0, "malformed");
 
 	char *none[] = { NULL };

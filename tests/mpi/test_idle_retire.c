@@ -64,8 +64,8 @@ static unsigned long long window(int peer)
 	CHECK_MPI(MPI_Isend(sendbuf, MSG, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &r[1]));
 	CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
 	unsigned long long mine = after.rounds - before.rounds, fewest = 0;
-	CHECK_MPI(MPI_Allreduce(&mine, &fewest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
-	                        MPI_COMM_WORLD));
+	CHECK_MPI(
+	        MPI_Allreduce(&mine, &fewest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD));
 	return fewest;
 }
 
@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 	CHECK(piano_thread_count(PIANO_POINT_IDLE, &nidle) == 0);
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 2 || nidle == 0) {
 		if (rank == 0)
-			printf("skipped: %s\n", nidle ? "2 ranks leave CPUs spare here" : "no idle thread");
+			printf("skipped: %s\n",
+			       nidle ? "2 ranks leave CPUs spare here" : "no idle thread");
 		MPI_Finalize();
 		return 77;
 	}
@@ -99,12 +100,14 @@ int main(int argc, char **argv)
 		unsigned long long rounds = window(peer);
 		if (want_retired && rounds == 0) {
 			if (rank == 0)
-				printf("idle threads retired: no idle round after %d windows\n", w + 1);
+				printf("idle threads retired: no idle round after %d windows\n",
+				       w + 1);
 			goto done;
 		}
 		if (!want_retired && w >= KEPT_AFTER && rounds == 0) {
 			if (rank == 0)
-				printf("check failed: window %d: no idle round on one rank: idle threads "
+				printf("check failed: window %d: no idle round on one rank: idle "
+				       "threads "
 				       "retired\n",
 				       w + 1);
 			fflush(stdout);
@@ -114,7 +117,8 @@ int main(int argc, char **argv)
 	}
 	if (want_retired) {
 		if (rank == 0)
-			printf("check failed: idle threads still ran rounds after %d windows\n", windows);
+			printf("check failed: idle threads still ran rounds after %d windows\n",
+			       windows);
 		fflush(stdout);
 		mpitest_before_abort();
 		MPI_Abort(MPI_COMM_WORLD, 1);
