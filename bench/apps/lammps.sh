@@ -115,9 +115,11 @@ prepare() {
 	echo "$input"
 }
 
-# The thermodynamic output: what the run computed, without its timings.
+# The thermodynamic output: what the run computed, without its timings, nor
+# the lines piano or the MPI print on standard error (merged into the log),
+# which may come in the middle of it.
 thermo() {
-	sed -n '/^Step\|^-* Step/,/^Loop time/p' "$1" | grep -v 'CPU =\|^Loop time'
+	sed -n '/^Step\|^-* Step/,/^Loop time/p' "$1" | grep -v 'CPU =\|^Loop time\|^piano'
 }
 
 # breakdown FILE NAME: the average column of LAMMPS's MPI task timing row.
