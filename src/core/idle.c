@@ -9,8 +9,8 @@
  * IDLE_PAUSED, and each thread, between two rounds, sleeps on that word
  * while it holds IDLE_PAUSED. piano_idle_resume() and idle_stop() store
  * another value and then wake the word, so a thread that read IDLE_PAUSED
- * just before either either sees the new value in futex_wait (which
- * compares atomically) or is woken. idle_stop() stores IDLE_STOP, which
+ * just before one of them sees the new value in futex_wait (which compares
+ * atomically) or is woken. idle_stop() stores IDLE_STOP, which
  * later pauses and resumes leave alone (compare-and-swap from the state
  * they undo).
  */
