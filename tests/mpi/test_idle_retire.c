@@ -18,11 +18,17 @@
  *            retirement would have happened), every window must still have
  *            idle rounds on both ranks.
  *
- * Both need the 2 ranks to fill the node: skipped (77) on more than 2 CPUs.
+ *   raised:  kept, where idle threads may raise themselves to SCHED_OTHER
+ *            for their calls (skipped where a thread may not leave
+ *            SCHED_IDLE).
+ *
+ * All need the 2 ranks to fill the node: skipped (77) on more than 2 CPUs.
  */
 #include "mpitest.h"
 
 #include <piano/piano.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,15 @@
 #define KEPT_WINDOWS 20
 
 static char *sendbuf, *recvbuf;
+
+/* Whether a thread may go to SCHED_IDLE and back (as starve.c's raise). */
+static void *try_raise(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	*(int *)arg = sched_setscheduler(0, SCHED_IDLE, &sp) == 0 &&
+	              sched_setscheduler(0, SCHED_OTHER, &sp) == 0;
+	return NULL;
+}
 
 static void nap_ms(long ms)
 {
@@ -74,11 +89,25 @@ int main(int argc, char **argv)
 	int rank = init_pair_multiple(&argc, &argv);
 	if (rank < 0)
 		return 77;
-	if (argc != 2 || (strcmp(argv[1], "retired") && strcmp(argv[1], "kept"))) {
-		fprintf(stderr, "usage: %s retired|kept\n", argv[0]);
+	if (argc != 2 ||
+	    (strcmp(argv[1], "retired") && strcmp(argv[1], "kept") && strcmp(argv[1], "raised"))) {
+		fprintf(stderr, "usage: %s retired|kept|raised\n", argv[0]);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	bool want_retired = strcmp(argv[1], "retired") == 0;
+	if (strcmp(argv[1], "raised") == 0) {
+		int may = 0;
+		pthread_t t;
+		CHECK(pthread_create(&t, NULL, try_raise, &may) == 0);
+		pthread_join(t, NULL);
+		CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &may, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+		if (!may) {
+			if (rank == 0)
+				printf("skipped: a thread may not leave SCHED_IDLE here\n");
+			MPI_Finalize();
+			return 77;
+		}
+	}
 	int nidle = 0;
 	CHECK(piano_thread_count(PIANO_POINT_IDLE, &nidle) == 0);
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 2 || nidle == 0) {
