@@ -898,9 +898,10 @@ static void print_stats(void)
 		watch_stats(&ws);
 		fprintf(stderr,
 		        "# piano-mpi rank %d: socket watcher: woken %llu times by sockets, %llu "
-		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times, %llu "
-		        "fd-table scans\n",
-		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds, ws.scans);
+		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times, rested "
+		        "%llu times, %llu fd-table scans\n",
+		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds, ws.rests,
+		        ws.scans);
 	}
 	bool refused = false;
 	unsigned long long raised = starve_raised(&refused);
