@@ -116,6 +116,15 @@ void progress_kick(void)
 		return;
 	/* Whatever kicks the task also needs the socket watcher listening. */
 	watch_nudge();
+	/* A resting watcher wakes only for a delegated wait or a graph, which
+	 * wait for its rounds; their poster published them before this kick,
+	 * and watch_nudge()'s seq_cst fence orders that before the load of
+	 * the flag (a Dekker pair with the watcher's fence after raising it,
+	 * watch.c). */
+	if (atomic_load_explicit(&watch_rest_flag, memory_order_relaxed) &&
+	    (waiters_pending() || graphs_running() > 0) &&
+	    atomic_exchange_explicit(&watch_rest_flag, 0, memory_order_relaxed))
+		watch_wake_write();
 	if (atomic_exchange(&task_active, 1))
 		return;
 	int rc;

@@ -85,7 +85,8 @@
  * REST_MIN_NS, doubling while each rest is followed by another fruitless
  * wake-up, up to PIANO_MPI_WATCH_REST_MS; one wake-up that moved data ends
  * the doubling. Never while a delegated waiter sleeps or a graph runs:
- * those wait for its rounds. A process that computes with a transfer in
+ * those wait for its rounds, and one that starts during a rest ends it
+ * (progress_kick() writes the pipe while watch_rest_flag is up). A process that computes with a transfer in
  * flight keeps a watcher that wakes for it: its rounds read or write.
  *
  * Quiet: while nothing a round can help is pending (no tracked operation,
@@ -347,26 +348,34 @@ static bool needed(void)
 	return track_pending() > 0 || waiters_pending() || graphs_running() > 0;
 }
 
-/* Whether the watcher may block without listening for arrivals: nothing is
- * needed, checked again after the flag is up. The seq_cst fence pairs with
- * the one in watch_nudge() (Dekker): either the watcher sees the new
- * pending operation here, or its poster sees the flag and wakes it. */
-static bool go_quiet(void)
+/* Raises `flag`, by which a poster wakes the watcher, unless `busy()`:
+ * checked before and again after the flag is up. The seq_cst fence pairs
+ * with the poster's (Dekker): either the watcher sees what the poster
+ * published, or the poster sees the flag and writes the pipe. */
+static bool flag_up_unless(_Atomic int *flag, bool (*busy)(void))
 {
-	if (needed())
+	if (busy())
 		return false;
-	atomic_store_explicit(&watch_quiet_flag, 1, memory_order_relaxed);
+	atomic_store_explicit(flag, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!needed())
+	if (!busy())
 		return true;
-	atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
+	atomic_store_explicit(flag, 0, memory_order_relaxed);
 	return false;
 }
 
-/* Whether the watcher rests now (see the top). */
-static bool resting(uint64_t now)
+/* Whether the watcher may block without listening for arrivals: nothing is
+ * needed; the poster's side is watch_nudge(). */
+static bool go_quiet(void) { return flag_up_unless(&watch_quiet_flag, needed); }
+
+/* What a rest gives way to (see the top). */
+static bool rounds_awaited(void) { return waiters_pending() || graphs_running() > 0; }
+
+/* Whether the watcher rests now (see the top), with the flag that lets
+ * progress_kick() wake it for what awaits its rounds. */
+static bool rest_begin(uint64_t now)
 {
-	return rest_until > now && !waiters_pending() && graphs_running() == 0;
+	return rest_until > now && flag_up_unless(&watch_rest_flag, rounds_awaited);
 }
 
 /* After a wake-up by a socket: did it move data? (See the top.) */
@@ -380,9 +389,7 @@ static void wake_judged(bool fruitful)
 	if (!rest_max_ns || ++fruitless < REST_STREAK)
 		return;
 	fruitless = REST_STREAK - 1; /* the next fruitless one rests again */
-	rest_ns = !rest_ns                     ? REST_MIN_NS
-	          : rest_ns < rest_max_ns / 2 ? 2 * rest_ns
-	                                       : rest_max_ns;
+	rest_ns = !rest_ns ? REST_MIN_NS : rest_ns < rest_max_ns / 2 ? 2 * rest_ns : rest_max_ns;
 	if (rest_ns > rest_max_ns)
 		rest_ns = rest_max_ns;
 	rest_until = sys_now_ns() + rest_ns;
@@ -403,11 +410,12 @@ static int watch_block(void *arg, int timeout_ms)
 {
 	(void)arg;
 	uint64_t now = sys_now_ns();
-	bool rest = resting(now);
+	bool rest = rest_begin(now);
 	woke = false;
 	if (rest) {
 		/* The wake-up pipe and a send buffer found full only (see the
-		 * top), until the rest ends; no quiet flag, so no nudge. */
+		 * top), until the rest ends; no quiet flag, so only the kicks
+		 * of delegated waits and graphs write the pipe. */
 		int left = (int)((rest_until - now) / 1000000u) + 1;
 		if (timeout_ms < 0 || timeout_ms > left)
 			timeout_ms = left;
@@ -421,10 +429,13 @@ static int watch_block(void *arg, int timeout_ms)
 		 * would wake us back to back. The wake-up pipe only, a while;
 		 * until a nudge when nothing a round can help is pending. */
 		bool q = !rest && go_quiet();
-		if (poll(fds, 1, q || rest || timeout_ms < STANDBY_MS ? timeout_ms : STANDBY_MS) > 0)
+		if (poll(fds, 1, q || rest || timeout_ms < STANDBY_MS ? timeout_ms : STANDBY_MS) >
+		    0)
 			watch_wake_drain();
 		if (q)
 			atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
+		if (rest)
+			atomic_store_explicit(&watch_rest_flag, 0, memory_order_relaxed);
 		return 0;
 	}
 	maybe_refresh();
@@ -460,6 +471,8 @@ static int watch_block(void *arg, int timeout_ms)
 	int r = poll_ns(fds, nfds, follow ? 0 : wait_ns);
 	if (quiet_now)
 		atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
+	if (rest)
+		atomic_store_explicit(&watch_rest_flag, 0, memory_order_relaxed);
 	if (holding && r == 0 && !follow)
 		return 0; /* the pause is over: the next block listens again */
 	if (r == 0 && !follow && !needed()) {

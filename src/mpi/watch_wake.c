@@ -15,6 +15,7 @@
  * watch_shutdown() after it stopped; written by any thread meanwhile. */
 static int pipe_fds[2] = { -1, -1 };
 _Atomic int watch_quiet_flag;
+_Atomic int watch_rest_flag;
 
 int watch_wake_open(void)
 {

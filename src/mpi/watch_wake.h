@@ -27,6 +27,11 @@ bool watch_wake_write(void);
  * when poll() returns. */
 extern _Atomic int watch_quiet_flag;
 void watch_nudge_slow(void);
+/* Set by the watcher while it rests (watch.c, "Rest"): it then wakes only
+ * for what needs its rounds, a delegated wait or a graph collective
+ * (progress_kick()); cleared by whoever writes the pipe for it or by the
+ * watcher when poll() returns. */
+extern _Atomic int watch_rest_flag;
 
 /* Something a watcher round can help became pending (a tracked operation,
  * a delegated wait, a graph): wakes the watcher if it is quiet. The fence

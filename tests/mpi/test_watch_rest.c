@@ -9,28 +9,87 @@
  * reads the socket itself: a wake-up of the watcher there runs no round. After 16 such wake-ups in a row the watcher must
  * rest (10 ms, doubling), so rank 1's watcher wakes at most MAX_WAKES
  * times. With PIANO_MPI_WATCH_REST_MS=0 it keeps waking (for every
- * arrival that finds a socket listening: 110-160 times here) and the test
+ * arrival that finds a socket listening: 450-1,050 times here) and the test
  * fails. TCP only (the watcher's transport); the wake-ups are the block
  * point's rounds (piano_stats_get, libpiano-mpi).
+ *
+ * With the argument "graph", a graph collective then starts on rank 1
+ * while its watcher rests: a receive of 1 MiB from rank 0 (a rendezvous
+ * that needs rank 1's MPI), then a node that notes the time. Rank 1 spins
+ * with no MPI call; with no idle thread and no timer tick (the test's
+ * environment) only the watcher can advance it, so the start must end the
+ * rest: the node must run within GRAPH_DEADLINE_S. Run with a long
+ * PIANO_MPI_WATCH_REST_MS, where a watcher that slept through the start
+ * would stay deaf for hundreds of ms.
  */
 #include "mpitest.h"
 
 #include <piano/piano.h>
 
+#include <piano/graph.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
-#define N 800
+#define N 1600
 #define GAP_US 1000
 #define SMALL 1024
 #define BIG (256 * 1024) /* above every eager limit: the receive is tracked */
-#define MAX_WAKES 50
+#define MAX_WAKES 100
+#define GRAPH_LEN (1 << 20)
+#define GRAPH_DEADLINE_S 0.2
 
 static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static _Atomic double graph_done_at;
+
+static int note_time(void *arg)
+{
+	(void)arg;
+	atomic_store(&graph_done_at, now());
+	return 0;
+}
+
+/* Rank 1's part of the "graph" case (see the top): 0 or 1 failure. */
+static int graph_during_rest(char *big)
+{
+	piano_graph_t *g;
+	int recv, calc, ok = 1;
+	CHECK(piano_graph_create(MPI_COMM_WORLD, &g) == 0);
+	CHECK(piano_graph_add_recv(g, big, GRAPH_LEN, MPI_CHAR, 0, 3, &recv) == 0);
+	CHECK(piano_graph_add_calc(g, note_time, NULL, &calc) == 0);
+	CHECK(piano_graph_add_edge(g, recv, calc) == 0);
+	CHECK(piano_graph_commit(g) == 0);
+	double t0 = now();
+	CHECK(piano_graph_start(g) == 0);
+	while (atomic_load(&graph_done_at) == 0.0 && now() - t0 < GRAPH_DEADLINE_S)
+		; /* no MPI call */
+	double done = atomic_load(&graph_done_at);
+	if (done == 0.0) {
+		fprintf(stderr,
+		        "rank 1: a graph started while the watcher rested did not advance "
+		        "within %.1f s without MPI calls\n",
+		        GRAPH_DEADLINE_S);
+		ok = 0;
+	} else {
+		printf("rank 1: the graph's receive of 1 MiB completed %.1f ms after its "
+		       "start, with no MPI call\n",
+		       (done - t0) * 1e3);
+	}
+	CHECK(piano_graph_wait(g) == 0);
+	if (big[0] != 5 || big[GRAPH_LEN - 1] != 5) {
+		fprintf(stderr, "rank 1: the graph received %d ... %d\n", big[0],
+		        big[GRAPH_LEN - 1]);
+		ok = 0;
+	}
+	CHECK(piano_graph_free(g) == 0);
+	return ok;
 }
 
 static uint64_t watcher_wakes(void)
@@ -54,7 +113,8 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	int peer = 1 - rank, ok = 1;
-	static char buf[BIG];
+	int graph = argc > 1 && strcmp(argv[1], "graph") == 0;
+	static char buf[BIG], big[GRAPH_LEN];
 	/* Opens the connection (and lets the watcher find its socket). */
 	int token = 0;
 	MPI_Sendrecv_replace(&token, 1, MPI_INT, peer, 1, peer, 1, MPI_COMM_WORLD,
@@ -70,6 +130,10 @@ int main(int argc, char **argv)
 			buf[0] = (char)i;
 			MPI_Send(buf, SMALL, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
 			MPI_Barrier(MPI_COMM_WORLD);
+		}
+		if (graph) {
+			memset(big, 5, GRAPH_LEN);
+			MPI_Send(big, GRAPH_LEN, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
 		}
 	} else {
 		uint64_t w0 = watcher_wakes();
@@ -97,6 +161,8 @@ int main(int argc, char **argv)
 			        (unsigned long long)wakes, N, MAX_WAKES);
 			ok = 0;
 		}
+		if (graph && !graph_during_rest(big))
+			ok = 0;
 	}
 	int all = 0;
 	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
