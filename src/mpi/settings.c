@@ -147,14 +147,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "watcher\"). "
 	  "`0`: a round at every arrival." },
 	{ "PIANO_MPI_WATCH_REST_MS", PIANO_SETTING_INT, "160", 0, 10000, NULL, NULL, NULL,
-	  "Longest rest, in ms, of the socket watcher after 16 wake-ups in a row that moved no "
-	  "data: they found the application inside the MPI (it reads its sockets itself), or "
-	  "their round read no byte and made the MPI write none. Resting, it wakes for neither "
-	  "arrivals nor the MPI's finished writes (a full send buffer still wakes it). The "
-	  "first rest lasts 10 ms and they double while fruitless wake-ups follow; one that "
-	  "moved data ends the doubling; never while a delegated wait or a graph collective "
-	  "needs the watcher (docs/mpi.md, \"Every core busy: the socket watcher\"). `0`: "
-	  "never rests." },
+	  "Longest rest, in ms, of the socket watcher once at most 8 of 64 wake-ups in a row "
+	  "moved data (the others found the application inside the MPI, which reads its sockets "
+	  "itself, or their round read no byte and made the MPI write none). Resting, it wakes "
+	  "for neither arrivals nor the MPI's finished writes (a full send buffer still wakes "
+	  "it). The first rest lasts 10 ms; a fruitless wake-up after a rest starts one twice "
+	  "as long, a fruitful one ends the doubling; never while a delegated wait or a graph "
+	  "collective needs the watcher (docs/mpi.md, \"Every core busy: the socket "
+	  "watcher\"). `0`: never rests." },
 	{ "PIANO_MPI_RAISE_CALLS", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
 	  "`1`: an idle thread switches from `SCHED_IDLE` to `SCHED_OTHER` for each round of MPI "
 	  "calls it makes and back after it (two system calls), so that a thread waking on its "

@@ -78,16 +78,23 @@
  * computes only with nothing in flight (LAMMPS: Irecv, pack, Send, Wait)
  * gives every wake-up one of these ends; on a node with no idle core each
  * one takes a computing core for 50-100 us (LAMMPS over TCP: 1,500-1,950
- * per rank in 6.4 s, Comm 0.44-0.65 s against native's 0.32-0.48). After
- * REST_STREAK such wake-ups in a row the watcher rests: no arrivals, no
- * POLLOUT after the MPI's own writes (a send buffer found full still
- * wakes it: that write is certainly unfinished), no quiet nudge, for
- * REST_MIN_NS, doubling while each rest is followed by another fruitless
- * wake-up, up to PIANO_MPI_WATCH_REST_MS; one wake-up that moved data ends
- * the doubling. Never while a delegated waiter sleeps or a graph runs:
- * those wait for its rounds, and one that starts during a rest ends it
- * (progress_kick() writes the pipe while watch_rest_flag is up). A process that computes with a transfer in
- * flight keeps a watcher that wakes for it: its rounds read or write.
+ * per rank in 6.4 s, Comm 0.44-0.65 s against native's 0.32-0.48). When
+ * at most 1 in REST_DULL of REST_BLOCK wake-ups in a row moved data, the
+ * watcher rests: no arrivals, no POLLOUT after the MPI's own writes (a
+ * send buffer found full still wakes it: that write is certainly
+ * unfinished), no quiet nudge, for REST_MIN_NS; the first wake-up after a
+ * rest decides the next: fruitless, twice as long (up to
+ * PIANO_MPI_WATCH_REST_MS); fruitful, the doubling ends and a new block
+ * is judged. A block and not a streak: a few fruitful wake-ups among many
+ * (a round that ran in the moment between two of the application's
+ * calls) must not keep the watcher awake, and the rare runs of 16
+ * fruitless ones that collectives across two hosts showed (9 rests in 10
+ * s of bench_nbc, overlap at 64 KiB down by up to 25 points in a round)
+ * must not put it to sleep. Never while a delegated waiter sleeps or a
+ * graph runs: those wait for its rounds, and one that starts during a
+ * rest ends it (progress_kick() writes the pipe while watch_rest_flag is
+ * up). A process that computes with a transfer in flight keeps a watcher
+ * that wakes for it: most of its rounds read or write.
  *
  * Quiet: while nothing a round can help is pending (no tracked operation,
  * no delegated waiter, no running graph: needed()), the watcher does not
@@ -135,7 +142,8 @@
 #define HOLD_STREAM_BYTES 32768  /* a round that read this much kept a stream going */
 #define HOLD_STREAM_NS 10000000u /* ... and no pause for this long after it */
 #define HOLD_CHECK_MAX 64        /* sockets whose writes a round can afford to check */
-#define REST_STREAK 16           /* fruitless wake-ups in a row before a rest (see the top) */
+#define REST_BLOCK 64            /* wake-ups judged together before a rest (see the top) */
+#define REST_DULL 8              /* ... of which at most 1 in this many moved data */
 #define REST_MIN_NS 10000000u    /* the first rest */
 
 /* All state below is owned by the watcher task, which runs on one thread
@@ -176,10 +184,11 @@ static uint64_t hold_until;
 static uint64_t stream_until; /* no pause before: a stream is moving */
 static bool judging;          /* the round's writes are checked (set by watch_block) */
 /* The rest (see the top): its longest (PIANO_MPI_WATCH_REST_MS, 0: never),
- * fruitless wake-ups in a row, the current length and end; `woke`: the
- * last block returned for a socket event (set by watch_block). */
+ * the wake-ups judged in the current block and the fruitful ones among
+ * them, the current length (0: not doubling) and end; `woke`: the last
+ * block returned for a socket event (set by watch_block). */
 static uint64_t rest_max_ns;
-static unsigned fruitless;
+static unsigned judged, fruitful_n;
 static uint64_t rest_ns;
 static uint64_t rest_until;
 static bool woke;
@@ -378,22 +387,39 @@ static bool rest_begin(uint64_t now)
 	return rest_until > now && flag_up_unless(&watch_rest_flag, rounds_awaited);
 }
 
-/* After a wake-up by a socket: did it move data? (See the top.) */
-static void wake_judged(bool fruitful)
+/* The next rest: REST_MIN_NS, or twice the last one (see the top). */
+static void rest_again(void)
 {
-	if (fruitful) {
-		fruitless = 0;
-		rest_ns = 0;
-		return;
-	}
-	if (!rest_max_ns || ++fruitless < REST_STREAK)
-		return;
-	fruitless = REST_STREAK - 1; /* the next fruitless one rests again */
 	rest_ns = !rest_ns ? REST_MIN_NS : rest_ns < rest_max_ns / 2 ? 2 * rest_ns : rest_max_ns;
 	if (rest_ns > rest_max_ns)
 		rest_ns = rest_max_ns;
 	rest_until = sys_now_ns() + rest_ns;
 	stats.rests++;
+}
+
+/* After a wake-up by a socket: did it move data? (See the top.) */
+static void wake_judged(bool fruitful)
+{
+	if (!rest_max_ns)
+		return;
+	if (rest_ns) {
+		/* The first wake-up after a rest decides the next one. */
+		if (fruitful) {
+			rest_ns = 0;
+			judged = fruitful_n = 0;
+		} else {
+			rest_again();
+		}
+		return;
+	}
+	judged++;
+	fruitful_n += fruitful;
+	if (judged < REST_BLOCK)
+		return;
+	bool dull = fruitful_n * REST_DULL <= judged;
+	judged = fruitful_n = 0;
+	if (dull)
+		rest_again();
 }
 
 /* poll() with a timeout in ns (negative: none): pauses are shorter than a
