@@ -149,7 +149,8 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	{ "PIANO_MPI_WATCH_REST_MS", PIANO_SETTING_INT, "160", 0, 10000, NULL, NULL, NULL,
 	  "Longest rest, in ms, of the socket watcher once at most 8 of 64 wake-ups in a row "
 	  "moved data (the others found the application inside the MPI, which reads its sockets "
-	  "itself, or their round read no byte and made the MPI write none). Resting, it wakes "
+	  "itself, or their round made the MPI write nothing and read under 32 KiB, as for "
+	  "`PIANO_MPI_WATCH_HOLD_US`). Resting, it wakes "
 	  "for neither arrivals nor the MPI's finished writes (a full send buffer still wakes "
 	  "it). The first rest lasts 10 ms; a fruitless wake-up after a rest starts one twice "
 	  "as long, a fruitful one ends the doubling; never while a delegated wait or a graph "

@@ -73,8 +73,9 @@
  *
  * Rest: a wake-up that finds the application inside the MPI (a native
  * waiter, or serialized mode's gate closed by its call) runs no round, and
- * one whose round moved nothing (read no byte, made the MPI write none)
- * helped nobody. A process that calls the MPI right after each post and
+ * one whose round made the MPI write nothing and read no stream (as for
+ * the pause above: under HOLD_STREAM_BYTES, not within HOLD_STREAM_NS of
+ * a round that read more) helped nobody. A process that calls the MPI right after each post and
  * computes only with nothing in flight (LAMMPS: Irecv, pack, Send, Wait)
  * gives every wake-up one of these ends; on a node with no idle core each
  * one takes a computing core for 50-100 us (LAMMPS over TCP: 1,500-1,950
@@ -644,10 +645,14 @@ static void ignore_undrained(void)
 		refreshed_ns = 0; /* drop it from the set at the next block */
 	}
 	judge_round(any_read, read_bytes, useful);
-	/* Without the counts (too many sockets) a round cannot be judged:
-	 * never a rest. */
+	/* Fruitful as for the pause: the MPI wrote, or a stream moved. A small
+	 * read is not: the application's next call reads it at the same
+	 * cost, and the bytes counted may even be the application's own, read
+	 * between poll() and the round. Without the counts (too many sockets)
+	 * a round cannot be judged: never a rest. */
 	if (woke)
-		wake_judged(any_read || useful || !judging);
+		wake_judged(!judging || useful || read_bytes >= HOLD_STREAM_BYTES ||
+		            sys_now_ns() < stream_until);
 }
 
 static unsigned watch_fn(void *arg)
