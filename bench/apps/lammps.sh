@@ -4,16 +4,24 @@
 #
 #   bench/apps/lammps.sh [--build DIR] [--pairs N] [--np N] [--out DIR]
 #                        [--cases peptide,melt,melt-opt,peptide-load]
-#                        [--steps CASE=N,...]
+#                        [--steps CASE=N,...] [--control]
 #
 # Runs Debian's LAMMPS (package lammps, examples from lammps-examples; both
 # installed with apt-get when missing and running as root) on its shipped
 # examples, N pairs of runs alternated native / piano (piano-run of --build),
-# Open MPI (Debian's LAMMPS links it), one rank per core by default. For each
+# Open MPI (Debian's LAMMPS links it), one rank per core by default; the
+# order within a pair alternates (native first in odd pairs, piano first in
+# even ones), so neither variant always runs second. For each
 # case it reports LAMMPS's own "Loop time" and its timing breakdown (Pair,
 # Kspace, Comm: average over ranks), median, min and max per variant, the
 # ratio of the medians, and whether every run's thermodynamic output is
 # identical to the first native run's (it must be: same inputs, same ranks).
+#
+# --control adds a third variant to every pair, "preload": the application
+# run natively with a library that does nothing preloaded the way piano-run
+# preloads piano (bench/apps/preload_control.c, built with the benchmarks).
+# Its ratio to native is what being loaded at all costs the application; the
+# piano/preload ratio is what piano's work costs beyond that.
 #
 # Cases (steps sized to 10-30 s on 2 ranks of the 2-core VM, when quiet):
 #   peptide   examples/peptide (CHARMM, PPPM, SHAKE), 2000 steps
@@ -37,6 +45,7 @@ np=""
 out=""
 cases="peptide,melt,melt-opt,peptide-load"
 steps_arg=""
+control=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
 die() { echo "lammps.sh: $*" >&2; exit 2; }
@@ -49,6 +58,7 @@ while (($#)); do
 	--out) out=$2; shift 2 ;;
 	--cases) cases=$2; shift 2 ;;
 	--steps) steps_arg=$2; shift 2 ;;
+	--control) control=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
@@ -57,6 +67,10 @@ done
 [[ -z $np ]] && np=$(nproc)
 [[ $np =~ ^[1-9][0-9]*$ ]] || die "bad --np '$np'"
 [[ -x $build/piano-run ]] || die "no piano-run in $build (build piano first)"
+preload_lib=$build/bench/libpiano-bench-preload.so
+((!control)) || [[ -f $preload_lib ]] || die "no $preload_lib (build piano's benchmarks first)"
+variants=(native piano)
+((!control)) || variants=(native preload piano)
 
 if ! command -v lmp >/dev/null || [[ ! -d /usr/share/lammps/examples/peptide ]]; then
 	if ((EUID == 0)); then
@@ -135,10 +149,16 @@ for c in "${case_list[@]}"; do
 	[[ $c == melt-opt ]] && extra=(-sf opt)
 	ref=""
 	for ((i = 1; i <= pairs; i++)); do
-		for v in native piano; do
+		order=("${variants[@]}")
+		if ((i % 2 == 0)); then
+			order=()
+			for ((k = ${#variants[@]} - 1; k >= 0; k--)); do order+=("${variants[k]}"); done
+		fi
+		for v in "${order[@]}"; do
 			log=$work/$c-$v-$i.out
 			cmd=(mpirun.openmpi -np "$np")
 			[[ $v == piano ]] && cmd+=("$build/piano-run")
+			[[ $v == preload ]] && cmd+=(env "LD_PRELOAD=$preload_lib${LD_PRELOAD:+:$LD_PRELOAD}")
 			cmd+=(lmp -in "$input" -log none "${extra[@]}")
 			[[ $c == *-load ]] && load_start
 			status=0
@@ -169,11 +189,23 @@ for c in "${case_list[@]}"; do
 done
 
 # Summary: per case and variant, median/min/max of each time; the ratio of
-# the loop-time medians and of each pair's piano/native loop times.
+# the loop-time medians and of each pair's loop times: piano/native, and with
+# --control preload/native and piano/preload.
 awk -F, -v np="$np" '
 function median(a, n,   i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+# ratio(CASE, A, B, TAIL): the line of A/B loop times: the ratio of the medians
+# and that of every pair, when both variants ran.
+function ratio(cs, x, y, tail,   r, i, t) {
+	if (!(med[cs, x, 4] > 0 && med[cs, y, 4] > 0)) return
+	r = ""
+	for (i = 1; (cs, x, i) in loop || (cs, y, i) in loop; i++)
+		if ((cs, x, i) in loop && (cs, y, i) in loop)
+			r = r sprintf(" %.3f", loop[cs, x, i] / loop[cs, y, i])
+	t = sprintf("%s/%s loop time: median ratio %.3f; per pair:%s", x, y, med[cs, x, 4] / med[cs, y, 4], r)
+	printf "%-12s %s%s\n", cs, t, tail == "" ? "" : "; " tail
 }
 NR > 1 && $4 != "" {
 	k = $1 SUBSEP $2
@@ -188,8 +220,8 @@ END {
 	printf "%-12s %-7s %3s  %-24s %-24s %-24s %-24s\n", "case", "variant", "n", "loop", "pair", "kspace", "comm"
 	for (c = 1; c <= nc; c++) {
 		cs = order[c]
-		for (w = 0; w < 2; w++) {
-			var = w ? "piano" : "native"
+		for (w = 1; w <= 3; w++) {
+			var = w == 1 ? "native" : w == 2 ? "preload" : "piano"
 			k = cs SUBSEP var
 			if (!n[k]) continue
 			line = sprintf("%-12s %-7s %3d ", cs, var, n[k])
@@ -200,18 +232,14 @@ END {
 					if (lo == "" || x + 0 < lo) lo = x + 0
 					if (hi == "" || x + 0 > hi) hi = x + 0
 				}
-				med[var, f] = median(a, n[k])
-				line = line sprintf(" %-24s", sprintf("%.3f [%.3f-%.3f]", med[var, f], lo, hi))
+				med[cs, var, f] = median(a, n[k])
+				line = line sprintf(" %-24s", sprintf("%.3f [%.3f-%.3f]", med[cs, var, f], lo, hi))
 			}
 			print line
 		}
-		r = ""
-		for (i = 1; (cs SUBSEP "native" SUBSEP i) in loop || (cs SUBSEP "piano" SUBSEP i) in loop; i++)
-			if ((cs, "native", i) in loop && (cs, "piano", i) in loop)
-				r = r sprintf(" %.3f", loop[cs, "piano", i] / loop[cs, "native", i])
-		if (med["native", 4] > 0)
-			printf "%-12s piano/native loop time: median ratio %.3f; per pair:%s; thermo %s\n", cs,
-			       med["piano", 4] / med["native", 4], r, (cs in bad) ? "DIFFERS" : "identical"
+		ratio(cs, "piano", "native", "thermo " ((cs in bad) ? "DIFFERS" : "identical"))
+		ratio(cs, "preload", "native", "")
+		ratio(cs, "piano", "preload", "")
 	}
 }' "$csv" | tee "$txt"
 echo "lammps.sh: results in $out" >&2
