@@ -197,6 +197,7 @@ static int delegated(int rc, MPI_Request *r, MPI_Status *status)
 		                                : delegated(PMPI_Isend##sfx(SEND_NAMES(), &r), &r, \
 		                                            MPI_STATUS_IGNORE);                    \
 		wait_leave(mode);                                                                  \
+		wait_aside_end(mode);                                                              \
 		return rc;                                                                         \
 	}
 #define RECV(sfx, C, unused)                                                                 \
@@ -212,6 +213,7 @@ static int delegated(int rc, MPI_Request *r, MPI_Status *status)
 		                 ? PMPI_Recv##sfx(RECV_NAMES(), status)                      \
 		                 : delegated(PMPI_Irecv##sfx(RECV_NAMES(), &r), &r, status); \
 		wait_leave(mode);                                                            \
+		wait_aside_end(mode);                                                        \
 		return rc;                                                                   \
 	}
 

@@ -24,11 +24,27 @@ static uint64_t key_of(MPI_Request r)
 	return k;
 }
 
-/* `pending` changes only under track_lock, here: its transitions take and
- * drop the MPI layer's hold on the timer (PIANO_TIMER_MODE=demand: the
- * timer ticks while a tracked request is in flight, docs/mpi.md, "Do no
- * harm"), and the lock keeps hold and release in the order of the
- * transitions. Returns whether the count left 0. */
+/*
+ * The MPI layer's hold on the timer (PIANO_TIMER_MODE=demand: the timer
+ * ticks while a tracked request is in flight, docs/mpi.md, "Do no harm"):
+ * wanted while `pending` is not 0 and no application thread is in a native
+ * wait that set it aside (track_native_wait_begin()). `pending` changes only
+ * under track_lock, here, and so do `native_in` and `held`: the lock keeps
+ * hold and release in the order of the transitions. */
+static int native_in; /* under track_lock */
+static bool held;     /* under track_lock: the hold is taken */
+
+static void hold_sync(void)
+{
+	bool want = atomic_load_explicit(&pending, memory_order_relaxed) > 0 && native_in == 0;
+	if (want && !held)
+		piano_timer_hold(PIANO_TIMER_PREDICTED);
+	else if (!want && held)
+		piano_timer_release(PIANO_TIMER_PREDICTED);
+	held = want;
+}
+
+/* Returns whether the count left 0. */
 static bool pending_add(void)
 {
 	if (atomic_fetch_add(&pending, 1) != 0) {
@@ -37,14 +53,33 @@ static bool pending_add(void)
 		piano_timer_renew();
 		return false;
 	}
-	piano_timer_hold(PIANO_TIMER_PREDICTED);
+	hold_sync();
 	return true;
 }
 
 static void pending_sub(void)
 {
 	if (atomic_fetch_sub(&pending, 1) == 1)
-		piano_timer_release(PIANO_TIMER_PREDICTED);
+		hold_sync();
+}
+
+bool track_native_wait_begin(void)
+{
+	if (!atomic_load_explicit(&pending, memory_order_relaxed))
+		return false;
+	pthread_mutex_lock(&track_lock);
+	native_in++;
+	hold_sync();
+	pthread_mutex_unlock(&track_lock);
+	return true;
+}
+
+void track_native_wait_end(void)
+{
+	pthread_mutex_lock(&track_lock);
+	native_in--;
+	hold_sync();
+	pthread_mutex_unlock(&track_lock);
 }
 
 static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_of(r)); }

@@ -29,6 +29,17 @@ void track_foreign(MPI_Request req, bool persistent);
 bool track_any_foreign(const MPI_Request *reqs, int n);
 /* Active tracked requests, read lock-free. */
 long track_pending(void);
+/*
+ * Serialized mode: the application thread is about to wait in the MPI's own
+ * blocking call, which progresses every request itself while the gate keeps
+ * piano's background calls out; a timer tick meanwhile could only preempt a
+ * core for nothing (the one left computing, when this wait is for a slower
+ * peer). So the MPI layer's hold on the timer is set aside until
+ * track_native_wait_end(), which must follow a begin that returned true.
+ * False (and nothing to end) when nothing is pending: one relaxed load.
+ */
+bool track_native_wait_begin(void);
+void track_native_wait_end(void);
 
 /* Bookkeeping after a completion call that succeeded: for each completed
  * index i, the handle it had before the call is marked done. */

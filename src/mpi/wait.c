@@ -162,6 +162,7 @@ static int wait_one(MPI_Request *req, MPI_Status *status)
 	rc = PMPI_Wait(req, status);
 	wait_leave(mode);
 	settle(&s, rc, req, 1, NULL, 1, NULL);
+	wait_aside_end(mode);
 	return rc;
 }
 
@@ -201,6 +202,7 @@ static int wait_all(int n, MPI_Request reqs[], MPI_Status statuses[])
 	rc = PMPI_Waitall(n, reqs, statuses);
 	wait_leave(mode);
 	settle(&s, rc, reqs, n, NULL, n, by_index(statuses));
+	wait_aside_end(mode);
 	return rc;
 }
 
@@ -210,6 +212,7 @@ static int wait_any(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 	save(&s, reqs, n);
 	int rc;
 	struct waitop op = { .kind = WAIT_ANY, .n = n, .reqs = reqs };
+	enum wait_mode mode = WAIT_PLAIN;
 	if (drives_graphs(reqs, n)) {
 		struct graph_wait w;
 		graph_wait_begin(&w, &op);
@@ -221,11 +224,12 @@ static int wait_any(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 		}
 		graph_wait_end(&w);
 	} else {
-		enum wait_mode mode = wait_enter(&op);
+		mode = wait_enter(&op);
 		rc = PMPI_Waitany(n, reqs, index, status);
 		wait_leave(mode);
 	}
 	settle(&s, rc, reqs, n, index, ok_count(rc, *index != MPI_UNDEFINED), NULL);
+	wait_aside_end(mode);
 	return rc;
 }
 
@@ -236,6 +240,7 @@ static int wait_some(int n, MPI_Request reqs[], int *outcount, int indices[],
 	save(&s, reqs, n);
 	int rc;
 	struct waitop op = { .kind = WAIT_SOME, .n = n, .reqs = reqs };
+	enum wait_mode mode = WAIT_PLAIN;
 	if (drives_graphs(reqs, n)) {
 		struct graph_wait w;
 		graph_wait_begin(&w, &op);
@@ -245,12 +250,13 @@ static int wait_some(int n, MPI_Request reqs[], int *outcount, int indices[],
 		} while (rc == MPI_SUCCESS && *outcount == 0);
 		graph_wait_end(&w);
 	} else {
-		enum wait_mode mode = wait_enter(&op);
+		mode = wait_enter(&op);
 		rc = PMPI_Waitsome(n, reqs, outcount, indices, statuses);
 		wait_leave(mode);
 	}
 	settle(&s, rc, reqs, n, indices, ok_count(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount),
 	       NULL);
+	wait_aside_end(mode);
 	return rc;
 }
 

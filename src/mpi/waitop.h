@@ -15,15 +15,19 @@
  *   cost one poller, and every request is completed, and every error raised,
  *   by the application's thread in the call it made;
  * - serial: serialized mode (serial.h), where one application thread at a
- *   time calls the MPI: native, with no count of waiters to keep.
+ *   time calls the MPI: native, with no count of waiters to keep; with
+ *   tracked requests pending, the MPI layer's hold on the timer is set
+ *   aside for the call (track_native_wait_begin(): WAIT_SERIAL_ASIDE),
+ *   until wait_aside_end(), after the call's completions are counted.
  */
 #ifndef PIANO_MPI_WAITOP_H
 #define PIANO_MPI_WAITOP_H
 
 #include "waiters.h"
 #include "ltask.h"
+#include "track.h"
 
-enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED, WAIT_SERIAL };
+enum wait_mode { WAIT_PLAIN, WAIT_NATIVE, WAIT_DELEGATED, WAIT_SERIAL, WAIT_SERIAL_ASIDE };
 
 /* Decides how a blocking completion call on op's requests goes and, when it
  * is delegated, blocks until the MPI has finished them. The caller then
@@ -38,17 +42,25 @@ static inline enum wait_mode wait_enter(struct waitop *op)
 		return WAIT_PLAIN;
 	if (pmpi_g.serial) {
 		waiters_serial_enter();
-		return WAIT_SERIAL;
+		return track_native_wait_begin() ? WAIT_SERIAL_ASIDE : WAIT_SERIAL;
 	}
 	return wait_enter_threaded(op);
 }
 
 static inline void wait_leave(enum wait_mode mode)
 {
-	if (mode == WAIT_SERIAL)
+	if (mode == WAIT_SERIAL || mode == WAIT_SERIAL_ASIDE)
 		waiters_serial_leave();
 	else if (mode != WAIT_PLAIN)
 		wait_leave_threaded(mode);
+}
+
+/* After wait_leave() and the bookkeeping of what the call completed (so
+ * that a hold is not taken again for requests it just finished). */
+static inline void wait_aside_end(enum wait_mode mode)
+{
+	if (mode == WAIT_SERIAL_ASIDE)
+		track_native_wait_end();
 }
 /* Delegated mode: blocks until op's requests are finished (wait_enter()
  * does it for op; blocking Send/Recv call it for the request they post). */
