@@ -3,7 +3,7 @@
 # bench/apps/lammps.sh: a real MPI application, natively and under piano.
 #
 #   bench/apps/lammps.sh [--build DIR] [--pairs N] [--np N] [--out DIR]
-#                        [--cases peptide,melt,melt-opt,peptide-load]
+#                        [--cases peptide,melt,melt-opt,peptide-load,melt-shared]
 #                        [--steps CASE=N,...] [--control]
 #
 # Runs Debian's LAMMPS (package lammps, examples from lammps-examples; both
@@ -31,6 +31,10 @@
 #             (`yes >/dev/null`) per CPU, started before each run and killed
 #             after it, the same for both variants (cores shared with other
 #             jobs)
+#   melt-shared  melt, 5000 steps, with the last CPU shared: a process bound
+#             to it computes 3 ms of every 10 (piano-bench-duty, built with
+#             the benchmarks), so that the rank there runs slower and the
+#             others wait for it (a core shared with the system's work)
 #
 # Output in --out DIR (default results/apps-DATE): lammps.csv (one row per
 # run: case, variant, pair, loop, pair, kspace, comm seconds, thermo match)
@@ -43,7 +47,7 @@ build=$root/build
 pairs=5
 np=""
 out=""
-cases="peptide,melt,melt-opt,peptide-load"
+cases="peptide,melt,melt-opt,peptide-load,melt-shared"
 steps_arg=""
 control=0
 
@@ -82,7 +86,8 @@ if ! command -v lmp >/dev/null || [[ ! -d /usr/share/lammps/examples/peptide ]];
 fi
 examples=/usr/share/lammps/examples
 
-declare -A steps=([peptide]=2000 [melt]=20000 [melt-opt]=20000 [peptide-load]=500)
+declare -A steps=([peptide]=2000 [melt]=20000 [melt-opt]=20000 [peptide-load]=500
+	[melt-shared]=5000)
 IFS=, read -r -a kv <<<"$steps_arg"
 for p in "${kv[@]}"; do
 	[[ $p =~ ^([a-z-]+)=([1-9][0-9]*)$ ]] || die "bad --steps entry '$p'"
@@ -106,6 +111,14 @@ load_start() {
 		load_pids+=($!)
 	done
 }
+# The outside work of the -shared cases: computing 3 ms of every 10 on the
+# last CPU.
+duty_start() {
+	[[ -x $build/bench/piano-bench-duty ]] ||
+		die "no $build/bench/piano-bench-duty (build piano's benchmarks first)"
+	taskset -c "$(($(nproc) - 1))" "$build/bench/piano-bench-duty" 3 7 &
+	load_pids+=($!)
+}
 load_stop() {
 	((${#load_pids[@]})) || return 0
 	kill "${load_pids[@]}" 2>/dev/null || true # one may have gone already
@@ -119,7 +132,7 @@ prepare() {
 	local c=$1 dir=$work/$1 src input
 	case $c in
 	peptide | peptide-load) src=$examples/peptide input=in.peptide ;;
-	melt | melt-opt) src=$examples/melt input=in.melt ;;
+	melt | melt-opt | melt-shared) src=$examples/melt input=in.melt ;;
 	*) die "unknown case '$c'" ;;
 	esac
 	mkdir -p "$dir"
@@ -161,6 +174,7 @@ for c in "${case_list[@]}"; do
 			[[ $v == preload ]] && cmd+=(env "LD_PRELOAD=$preload_lib${LD_PRELOAD:+:$LD_PRELOAD}")
 			cmd+=(lmp -in "$input" -log none "${extra[@]}")
 			[[ $c == *-load ]] && load_start
+			[[ $c == *-shared ]] && duty_start
 			status=0
 			(cd "$work/$c" && "${cmd[@]}") >"$log" 2>&1 || status=$?
 			load_stop
