@@ -25,6 +25,10 @@
 #define NOINLINE __attribute__((noinline, noclone))
 #endif
 #define FILE_BYTES (64 << 10)
+/* The wait_at_once loop's count: its diagnosis rests on a mean window of a
+ * few µs, which one preemption of 100 µs among 10 operations lifts past the
+ * rule's bound (docs/report.md, "Diagnoses"); among 40 it does not. */
+#define WAIT_ITERS 40
 
 static int rank, peer;
 static bool demangler; /* the C++ runtime is loaded (main) */
@@ -68,7 +72,7 @@ NOINLINE void wait_at_once(void)
 {
 	MPI_Request r, s;
 	int ls = 0;
-	for (int i = 0; i < ITERS; i++) {
+	for (int i = 0; i < WAIT_ITERS; i++) {
 		CHECK_MPI(MPI_Irecv(rbuf, BIG, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &r));
 		CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* the peer's receive is posted */
 		ls = __LINE__ + 1;
@@ -76,7 +80,8 @@ NOINLINE void wait_at_once(void)
 		CHECK_MPI(MPI_Wait(&s, MPI_STATUS_IGNORE));
 		CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
 	}
-	want("wait_at_once", ls, "isend", "rndv", ITERS, (long)ITERS * BIG, 0, 0, "follows");
+	want("wait_at_once", ls, "isend", "rndv", WAIT_ITERS, (long)WAIT_ITERS * BIG, 0, 0,
+	     "follows");
 }
 
 /* Eager-size messages. Its symbol is the C++ one of `eager()`: the report
