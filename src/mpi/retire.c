@@ -26,32 +26,25 @@
  *    to more overlap (Open MPI binds more than 2 ranks to a package: 8
  *    ranks x 32 CPUs on a 64-CPU node), and say nothing of spare CPUs;
  *  - an idle thread could not leave SCHED_IDLE for its calls.
- * "The MPI's": a connected TCP socket whose peer does not listen on one of
- * the run-time's endpoints (runtime_addr.h): Open MPI keeps a loopback
+ * "The MPI's": as mpi_sock_is() says (mpi_sock.h): Open MPI keeps a loopback
  * connection to its daemon in every job, shared memory or not, and there
  * the idle threads do copy for a rank whose core computes.
  *
  * State: `armed` is set at set-up and cleared once by the watcher's fd-table
- * scans, which call retire_consider one at a time (the first at set-up, in
+ * scans, which call retire_mpi_found one at a time (the first at set-up, in
  * the set-up's thread, before the watcher's task is submitted; then in the
  * task); `done` is written there and read at MPI_Finalize after the engine
  * stopped. Relaxed: nothing is published with either.
  */
 #include "retire.h"
 #include "base.h"
-#include "runtime_addr.h"
 #include "sys.h"
 
-#include <netinet/in.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <sys/socket.h>
-
-extern char **environ;
 
 static _Atomic bool armed, done;
 static bool tell, raise_calls;
-static struct runtime_ports runtime; /* read at set-up, then only read */
 
 /* Whether the node has no CPU the ranks leave spare (see the top). */
 static bool node_full(void)
@@ -74,36 +67,14 @@ void retire_setup(bool tell_it)
 	raise_calls = pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0;
 	if (!pmpi_setting("PIANO_MPI_IDLE_RETIRE", NULL) || nidle == 0 || !node_full())
 		return;
-	runtime_ports_read(environ, &runtime);
 	atomic_store_explicit(&armed, true, memory_order_relaxed);
 }
 
 bool retire_watching(void) { return atomic_load_explicit(&armed, memory_order_relaxed); }
 
-/* Whether fd is a connected TCP socket whose peer is not the run-time's. */
-static bool mpi_tcp(int fd)
+void retire_mpi_found(void)
 {
-	int domain = 0, type = 0;
-	socklen_t len = sizeof(domain);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
-	    (domain != AF_INET && domain != AF_INET6))
-		return false;
-	len = sizeof(type);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-		return false;
-	struct sockaddr_storage peer;
-	len = sizeof(peer);
-	if (getpeername(fd, (struct sockaddr *)&peer, &len) != 0)
-		return false; /* listening, or not connected yet */
-	unsigned short port = ntohs(peer.ss_family == AF_INET6
-	                                    ? ((struct sockaddr_in6 *)&peer)->sin6_port
-	                                    : ((struct sockaddr_in *)&peer)->sin_port);
-	return !runtime_port_is(&runtime, port);
-}
-
-void retire_consider(int fd)
-{
-	if (!retire_watching() || !mpi_tcp(fd))
+	if (!retire_watching())
 		return;
 	atomic_store_explicit(&armed, false, memory_order_relaxed);
 	/* 2: a thread may go to SCHED_IDLE and back (starve.c raises). */

@@ -16,9 +16,9 @@
 void retire_setup(bool tell);
 /* The watcher's question before it looks at a socket: still looking. */
 bool retire_watching(void);
-/* The watcher found socket fd: if it is a TCP connection of the MPI's (not
- * the run-time's), decide, once, and stop looking. */
-void retire_consider(int fd);
+/* The watcher found a TCP connection of the MPI's (mpi_sock_is(), not the
+ * run-time's): decide, once, and stop looking. */
+void retire_mpi_found(void);
 /* PIANO_STATS: whether the idle threads were retired. */
 bool retire_done(void);
 

@@ -112,6 +112,7 @@
 #include "base.h"
 #include "gate.h"
 #include "graph_list.h"
+#include "mpi_sock.h"
 #include "report.h"
 #include "retire.h"
 #include "sys.h"
@@ -138,6 +139,7 @@
 #define REFRESH_NS 10000000u     /* connections appear lazily: look for new ones every 10 ms */
 #define RESCAN_NS 1000000000u    /* ... and read the whole fd table at least this often */
 #define STANDBY_MS 1             /* look again this often while a native waiter drives */
+#define STANDBY_SHM_MS 10        /* ... where the MPI has no connection (watch_block) */
 #define SETTLE_MS 10             /* quiet time before serialized mode's fence goes (watch_block) */
 #define HOLD_MIN_NS 64000u       /* the first pause after a round nobody needed (see the top) */
 #define HOLD_STREAM_BYTES 32768  /* a round that read this much kept a stream going */
@@ -159,6 +161,7 @@ struct sock {
 	bool sit_after;        /* reports itself at every poll(): out after the round */
 	bool marked;           /* read_mark is valid */
 	bool seen_read;        /* read_mark moved once: somebody reads it */
+	bool mpi;              /* a connection of the MPI's (mpi_sock_is) */
 	uint64_t read_before;  /* bytes_read() when poll() returned */
 	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
@@ -167,6 +170,7 @@ struct sock {
 };
 static struct sock socks[MAX_FDS + 1];
 static int nfds;
+static int nmpi; /* sockets in fds that are the MPI's connections */
 static unsigned long ignored[MAX_IGNORED];
 static int nignored;
 static uint64_t refreshed_ns; /* the last look for new sockets; 0: rescan at the next block */
@@ -272,6 +276,7 @@ static struct sock known(unsigned long ino, const struct sock *prev, int n)
 				              .avail_before = -1,
 				              .marked = prev[i].marked,
 				              .seen_read = prev[i].seen_read,
+				              .mpi = prev[i].mpi,
 				              .read_mark = prev[i].read_mark,
 				              .strikes = prev[i].strikes,
 				              .sent_mark = prev[i].sent_mark };
@@ -296,6 +301,7 @@ static void refresh(void)
 	long count = fd_count();
 	DIR *d = opendir("/proc/self/fd");
 	nfds = 0;
+	nmpi = 0;
 	fds[nfds++] = (struct pollfd){ .fd = watch_wake_fd(), .events = POLLIN };
 	if (!d)
 		return;
@@ -310,10 +316,14 @@ static void refresh(void)
 			continue;
 		/* A socket's inode number is the one /proc/self/fd's link names
 		 * (socket:[ino]), which is_ignored() and known() use. */
-		socks[nfds] = known((unsigned long)st.st_ino, prev, prev_n);
-		/* Rescans are rare (the fd count changed, or a second passed). */
-		if (retire_watching())
-			retire_consider(fd);
+		struct sock *k = &socks[nfds];
+		*k = known((unsigned long)st.st_ino, prev, prev_n);
+		/* Rescans are rare (the fd count changed, or a second passed);
+		 * a socket that was not connected yet is asked again. */
+		k->mpi = k->mpi || mpi_sock_is(fd);
+		nmpi += k->mpi;
+		if (k->mpi && retire_watching())
+			retire_mpi_found();
 		same = same && nfds < prev_n && prev[nfds].ino == (unsigned long)st.st_ino;
 		fds[nfds++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
@@ -454,10 +464,21 @@ static int watch_block(void *arg, int timeout_ms)
 		 * Ialltoall of 1 MiB across two hosts waited 14-30 ms with the
 		 * watcher, 8.7 ms without), and the bytes it has not read yet
 		 * would wake us back to back. The wake-up pipe only, a while;
-		 * until a nudge when nothing a round can help is pending. */
+		 * until a nudge when nothing a round can help is pending.
+		 * "A while": STANDBY_MS where the MPI has a connection, so
+		 * that the watcher listens again soon after the wait. Without
+		 * one (shared memory: only the run-time's sockets) there is
+		 * nothing to listen to after it, only the fd table to read
+		 * for a connection made meanwhile: every REFRESH_NS, as
+		 * outside waits. Each wake-up takes a CPU from a rank (LAMMPS
+		 * melt: 100-860 per rank and run, on shared memory). */
+		int standby = STANDBY_MS;
+		if (!nmpi) {
+			maybe_refresh();
+			standby = nmpi ? STANDBY_MS : STANDBY_SHM_MS;
+		}
 		bool q = !rest && go_quiet();
-		if (poll(fds, 1, q || rest || timeout_ms < STANDBY_MS ? timeout_ms : STANDBY_MS) >
-		    0)
+		if (poll(fds, 1, q || rest || timeout_ms < standby ? timeout_ms : standby) > 0)
 			watch_wake_drain();
 		if (q)
 			atomic_store_explicit(&watch_quiet_flag, 0, memory_order_relaxed);
@@ -703,6 +724,7 @@ int watch_setup(void)
 	rest_max_ns = (uint64_t)pmpi_setting("PIANO_MPI_WATCH_REST_MS", NULL) * 1000000u;
 	if (watch_wake_open())
 		return PIANO_ESYS;
+	mpi_sock_setup();
 	refresh();
 	int rc = piano_ltask_create(watch_fn, NULL, PIANO_LTASK_REPEAT, &watch_task);
 	if (rc)

@@ -95,4 +95,20 @@ static inline void *wait_other(void *arg)
 	return NULL;
 }
 
+/* Monotonic seconds. */
+static inline double mpitest_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Computes for ms milliseconds with no MPI call. */
+static inline void mpitest_spin_ms(int ms)
+{
+	double end = mpitest_now() + ms * 1e-3;
+	while (mpitest_now() < end)
+		;
+}
+
 #endif

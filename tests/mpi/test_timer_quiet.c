@@ -17,20 +17,6 @@
 #define ROUNDS 20
 #define COMPUTE_MS 30
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void compute_ms(int ms) /* no MPI call */
-{
-	double end = now() + ms * 1e-3;
-	while (now() < end)
-		;
-}
-
 static uint64_t timer_rounds(void)
 {
 	struct piano_stats st;
@@ -66,7 +52,7 @@ int main(int argc, char **argv)
 			CHECK_MPI(MPI_Send(buf, BIG, MPI_CHAR, peer, 0, MPI_COMM_WORLD));
 		}
 		uint64_t r0 = timer_rounds();
-		compute_ms(COMPUTE_MS); /* the progress task lingers meanwhile */
+		mpitest_spin_ms(COMPUTE_MS); /* the progress task lingers meanwhile */
 		quiet += timer_rounds() - r0;
 	}
 	/* A timer ticking whenever the task is queued: ~10 per window (the
@@ -88,7 +74,7 @@ int main(int argc, char **argv)
 		else
 			CHECK_MPI(MPI_Isend(buf, BIG, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &req));
 		uint64_t r0 = timer_rounds();
-		compute_ms(100);
+		mpitest_spin_ms(100);
 		ticked = timer_rounds() - r0;
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 	}

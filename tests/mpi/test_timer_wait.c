@@ -20,20 +20,6 @@
 #define COMPUTE_MS 100
 #define WAIT_MS 300
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void compute_ms(int ms) /* no MPI call */
-{
-	double end = now() + ms * 1e-3;
-	while (now() < end)
-		;
-}
-
 static uint64_t timer_rounds(void)
 {
 	struct piano_stats st;
@@ -64,7 +50,7 @@ int main(int argc, char **argv)
 		MPI_Request req;
 		CHECK_MPI(MPI_Irecv(buf, BIG, MPI_CHAR, 1, 0, MPI_COMM_WORLD, &req));
 		uint64_t r0 = timer_rounds();
-		compute_ms(COMPUTE_MS);
+		mpitest_spin_ms(COMPUTE_MS);
 		uint64_t r1 = timer_rounds();
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE)); /* rank 1 sends WAIT_MS later */
 		uint64_t r2 = timer_rounds();
@@ -86,7 +72,7 @@ int main(int argc, char **argv)
 		printf("rank 0: %llu timer rounds while computing, %llu while waiting\n",
 		       (unsigned long long)computing, (unsigned long long)waiting);
 	} else {
-		compute_ms(COMPUTE_MS + WAIT_MS);
+		mpitest_spin_ms(COMPUTE_MS + WAIT_MS);
 		CHECK_MPI(MPI_Send(buf, BIG, MPI_CHAR, 0, 0, MPI_COMM_WORLD));
 	}
 	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

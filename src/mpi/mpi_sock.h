@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The MPI's own connections (mpi_sock.c): which of the process's sockets
+ * carry the MPI's traffic rather than the run-time's. Open MPI keeps a
+ * loopback TCP connection to its local daemon's PMIx server in every job,
+ * shared memory or not, and MPICH's hydra a Unix socket (PMI_FD); on
+ * shared memory these are the only connected sockets a rank has. The
+ * retirement of idle threads (retire.c) and the socket watcher's standby
+ * (watch.c) ask.
+ */
+#ifndef PIANO_MPI_MPI_SOCK_H
+#define PIANO_MPI_MPI_SOCK_H
+
+#include <stdbool.h>
+
+/* At set-up, before the socket watcher's first scan: reads the run-time's
+ * endpoints from the environment (runtime_addr.h). */
+void mpi_sock_setup(void);
+/* Whether fd is a connected TCP socket (IPv4 or IPv6) whose peer does not
+ * listen on one of the run-time's endpoints. Unix sockets never are: the
+ * MPIs here carry no rank-to-rank traffic on them. */
+bool mpi_sock_is(int fd);
+
+#endif

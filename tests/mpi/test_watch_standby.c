@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The socket watcher while the application waits in the MPI's own call
+ * (watch.c, watch_block): it runs no round there, and looks again only
+ * every STANDBY_MS where the MPI has a connection of its own, every
+ * STANDBY_SHM_MS where it has none (shared memory: the run-time's sockets
+ * only), since each look takes a CPU from a rank. The observable: the
+ * wake-ups of the blocking helper thread ("piano-block") during a
+ * native wait of WAIT_MS with a tracked receive pending.
+ *   shm: at most WAIT_MS / 5 wake-ups (every 1 ms would be ~WAIT_MS);
+ *   tcp: at least WAIT_MS / 3 (Open MPI's TCP BTL: the MPI's connection
+ *        keeps the 1 ms standby).
+ * Two ranks under piano.
+ */
+#include "mpitest.h"
+#include "../threads.h"
+
+#include <piano/piano.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BIG (1 << 20) /* above every eager limit: tracked */
+#define COMPUTE_MS 100
+#define WAIT_MS 300
+
+/* test_each_thread() callback: adds the thread's wake-ups to *(long *)arg. */
+static int add_wakeups(pid_t tid, void *arg)
+{
+	long n = 0;
+	test_thread_wakeups(tid, &n);
+	*(long *)arg += n;
+	return 0;
+}
+
+/* The wake-ups (voluntary context switches) of the process's blocking
+ * helpers so far (the socket watcher's, and a file helper that sleeps),
+ * -1 when /proc cannot tell. */
+static long helper_wakeups(void)
+{
+	long n = 0;
+	return test_each_thread("piano-block", add_wakeups, &n) < 0 ? -1 : n;
+}
+
+int main(int argc, char **argv)
+{
+	int rank, size, helpers = 0;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	CHECK(size == 2);
+	CHECK(argc > 1 && (strcmp(argv[1], "shm") == 0 || strcmp(argv[1], "tcp") == 0));
+	int tcp = strcmp(argv[1], "tcp") == 0;
+	CHECK(piano_thread_count(PIANO_POINT_BLOCK, &helpers) == 0);
+	if (helpers < 1 || helper_wakeups() < 0) {
+		printf("rank %d: no blocking helper (no socket watcher): skipped\n", rank);
+		MPI_Finalize();
+		return 77;
+	}
+	char *buf = calloc(BIG, 1);
+	CHECK(buf);
+	int ok = 1;
+	/* Opens the connection over TCP; the watcher finds it while rank 0
+	 * computes below (it reads the fd table every 10 ms). */
+	MPI_Sendrecv_replace(buf, 1, MPI_CHAR, 1 - rank, 1, 1 - rank, 1, MPI_COMM_WORLD,
+	                     MPI_STATUS_IGNORE);
+	if (rank == 0) {
+		MPI_Request req;
+		CHECK_MPI(MPI_Irecv(buf, BIG, MPI_CHAR, 1, 0, MPI_COMM_WORLD, &req));
+		mpitest_spin_ms(COMPUTE_MS);
+		long s0 = helper_wakeups();
+		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE)); /* rank 1 sends WAIT_MS later */
+		long waiting = helper_wakeups() - s0;
+		printf("rank 0 (%s): the blocking helper woke %ld times in a native wait of "
+		       "%d ms\n",
+		       argv[1], waiting, WAIT_MS);
+		if (tcp ? waiting < WAIT_MS / 3 : waiting > WAIT_MS / 5) {
+			printf("rank 0: %s\n", tcp ? "too few: the watcher did not stand by at 1 ms"
+			                           : "too many: the watcher stood by at 1 ms");
+			ok = 0;
+		}
+	} else {
+		mpitest_spin_ms(COMPUTE_MS + WAIT_MS);
+		CHECK_MPI(MPI_Send(buf, BIG, MPI_CHAR, 0, 0, MPI_COMM_WORLD));
+	}
+	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	free(buf);
+	MPI_Finalize();
+	return ok ? 0 : 1;
+}
