@@ -88,10 +88,12 @@ static inline uint64_t ticks(void) { return sys_now_ns(); }
 static bool tsc_invariant(void) { return false; }
 #endif
 
-/* Set-up's readings, and READY_NS in ticks (from a short calibration). */
-static uint64_t ns0, ticks0, ready_ticks;
+/* Set-up's readings, and READY_NS and SHORT_NS in ticks (from a short
+ * calibration). */
+static uint64_t ns0, ticks0, ready_ticks, short_ticks;
 
 enum { READY_NS = 1000 }; /* see complete_now() */
+enum { SHORT_NS = 5000 }; /* a short window (report_row's short_windows) */
 
 static void clock_setup(void)
 {
@@ -101,6 +103,7 @@ static void clock_setup(void)
 	ns0 = sys_now_ns();
 	ticks0 = ticks();
 	ready_ticks = READY_NS;
+	short_ticks = SHORT_NS;
 	if (!tsc_ok)
 		return;
 	/* 200 us: the threshold's error is that of two clock readings in it
@@ -110,7 +113,9 @@ static void clock_setup(void)
 		n1 = sys_now_ns();
 		t1 = ticks();
 	} while (n1 - ns0 < 200000);
-	ready_ticks = (uint64_t)((double)READY_NS * (double)(t1 - ticks0) / (double)(n1 - ns0));
+	double rate = (double)(t1 - ticks0) / (double)(n1 - ns0);
+	ready_ticks = (uint64_t)((double)READY_NS * rate);
+	short_ticks = (uint64_t)((double)SHORT_NS * rate);
 }
 
 /* ns per tick since set-up (1 without the counter). */
@@ -493,7 +498,9 @@ void report_end_(struct report_call *rep, int rc, const MPI_Request *after, cons
 			row->completed++;
 			if (f->bytes > 0)
 				row->bytes += (uint64_t)f->bytes;
-			row->window_ns += rep->t0 > f->t_post ? rep->t0 - f->t_post : 0;
+			uint64_t window = rep->t0 > f->t_post ? rep->t0 - f->t_post : 0;
+			row->window_ns += window;
+			row->short_windows += window < short_ticks;
 			row->blocked_ns += share;
 			row->ready += rep->wait && f->ready == 1;
 			if (all_ready) {

@@ -189,6 +189,7 @@ struct report_row {
 	uint64_t posted, completed, freed, pending;
 	uint64_t bytes;          /* of the completed ones */
 	uint64_t window_ns;      /* post to the start of the completing call */
+	uint64_t short_windows;  /* completed ones whose window was under 5 us */
 	uint64_t blocked_ns;     /* the completing calls, shared among their requests */
 	uint64_t ready;          /* complete when the completing wait began */
 	uint64_t ready_waits;    /* completed by a wait that found all its own complete */
