@@ -8,6 +8,7 @@
 #include "mpi_sock.h"
 #include "runtime_addr.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -17,22 +18,27 @@ static struct runtime_ports runtime;
 
 void mpi_sock_setup(void) { runtime_ports_read(environ, &runtime); }
 
-bool mpi_sock_is(int fd)
+enum mpi_sock_kind mpi_sock_kind(int fd)
 {
-	int domain = 0, type = 0;
+	int domain = 0, type = 0, listening = 0;
 	socklen_t len = sizeof(domain);
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
 	    (domain != AF_INET && domain != AF_INET6))
-		return false;
+		return MPI_SOCK_OTHER;
 	len = sizeof(type);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-		return false;
+		return MPI_SOCK_OTHER;
 	struct sockaddr_storage peer;
 	len = sizeof(peer);
-	if (getpeername(fd, (struct sockaddr *)&peer, &len) != 0)
-		return false; /* listening, or not connected yet */
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) != 0) {
+		len = sizeof(listening);
+		if (errno != ENOTCONN ||
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening)
+			return MPI_SOCK_OTHER;
+		return MPI_SOCK_CONNECTING;
+	}
 	unsigned short port = ntohs(peer.ss_family == AF_INET6
 	                                    ? ((struct sockaddr_in6 *)&peer)->sin6_port
 	                                    : ((struct sockaddr_in *)&peer)->sin_port);
-	return !runtime_port_is(&runtime, port);
+	return runtime_port_is(&runtime, port) ? MPI_SOCK_OTHER : MPI_SOCK_MPI;
 }

@@ -16,9 +16,16 @@
 /* At set-up, before the socket watcher's first scan: reads the run-time's
  * endpoints from the environment (runtime_addr.h). */
 void mpi_sock_setup(void);
-/* Whether fd is a connected TCP socket (IPv4 or IPv6) whose peer does not
- * listen on one of the run-time's endpoints. Unix sockets never are: the
- * MPIs here carry no rank-to-rank traffic on them. */
-bool mpi_sock_is(int fd);
+enum mpi_sock_kind {
+	MPI_SOCK_OTHER,      /* not a TCP stream, listening, or the run-time's */
+	MPI_SOCK_MPI,        /* a connection of the MPI's */
+	MPI_SOCK_CONNECTING, /* a TCP stream neither connected nor listening yet */
+};
+
+/* What fd is: MPI_SOCK_MPI for a connected TCP socket (IPv4 or IPv6) whose
+ * peer does not listen on one of the run-time's endpoints. Unix sockets
+ * never are: the MPIs here carry no rank-to-rank traffic on them. A
+ * connection still being made is MPI_SOCK_CONNECTING: ask again later. */
+enum mpi_sock_kind mpi_sock_kind(int fd);
 
 #endif

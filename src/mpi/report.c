@@ -88,12 +88,11 @@ static inline uint64_t ticks(void) { return sys_now_ns(); }
 static bool tsc_invariant(void) { return false; }
 #endif
 
-/* Set-up's readings, and READY_NS and SHORT_NS in ticks (from a short
- * calibration). */
+/* Set-up's readings, and READY_NS and REPORT_SHORT_NS in ticks (from a
+ * short calibration). */
 static uint64_t ns0, ticks0, ready_ticks, short_ticks;
 
 enum { READY_NS = 1000 }; /* see complete_now() */
-enum { SHORT_NS = 5000 }; /* a short window (report_row's short_windows) */
 
 static void clock_setup(void)
 {
@@ -103,7 +102,7 @@ static void clock_setup(void)
 	ns0 = sys_now_ns();
 	ticks0 = ticks();
 	ready_ticks = READY_NS;
-	short_ticks = SHORT_NS;
+	short_ticks = REPORT_SHORT_NS;
 	if (!tsc_ok)
 		return;
 	/* 200 us: the threshold's error is that of two clock readings in it
@@ -115,7 +114,7 @@ static void clock_setup(void)
 	} while (n1 - ns0 < 200000);
 	double rate = (double)(t1 - ticks0) / (double)(n1 - ns0);
 	ready_ticks = (uint64_t)((double)READY_NS * rate);
-	short_ticks = (uint64_t)((double)SHORT_NS * rate);
+	short_ticks = (uint64_t)((double)REPORT_SHORT_NS * rate);
 }
 
 /* ns per tick since set-up (1 without the counter). */

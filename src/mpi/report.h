@@ -70,6 +70,10 @@ enum report_kind {
 
 enum { REPORT_FILE_FIRST = REPORT_FILE_IREAD_AT, REPORT_FILE_LAST = REPORT_FILE_IWRITE_AT_ALL };
 
+/* A window shorter than this is a wait right after its post (report_row's
+ * short_windows; the diagnosis "the wait follows the post"). */
+enum { REPORT_SHORT_NS = 5000 };
+
 const char *report_kind_name(int kind);
 
 static inline bool report_is_file(int kind)
@@ -189,7 +193,7 @@ struct report_row {
 	uint64_t posted, completed, freed, pending;
 	uint64_t bytes;          /* of the completed ones */
 	uint64_t window_ns;      /* post to the start of the completing call */
-	uint64_t short_windows;  /* completed ones whose window was under 5 us */
+	uint64_t short_windows;  /* completed ones whose window was under REPORT_SHORT_NS */
 	uint64_t blocked_ns;     /* the completing calls, shared among their requests */
 	uint64_t ready;          /* complete when the completing wait began */
 	uint64_t ready_waits;    /* completed by a wait that found all its own complete */

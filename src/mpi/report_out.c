@@ -417,10 +417,11 @@ static void diagnose(struct merged *m)
 		     pmpi_g.eager_limit);
 	if (at_once)
 		diag(m,
-		     "the wait follows the post within 5 us in %.0f%% of the operations (%.1f us "
-		     "on average) while the operation takes %.1f us more: there is no computation "
-		     "to overlap; move the wait later (or the post earlier)",
-		     100.0 * (double)m->v[C_short_windows] / (double)done, window, blocked);
+		     "the wait follows the post within %.0f us in %.0f%% of the operations (%.1f "
+		     "us on average) while the operation takes %.1f us more: there is no "
+		     "computation to overlap; move the wait later (or the post earlier)",
+		     REPORT_SHORT_NS / 1e3, 100.0 * (double)m->v[C_short_windows] / (double)done,
+		     window, blocked);
 	uint64_t by_timer = m->v[C_BY + REPORT_BY_TIMER];
 	if (done && by_timer * 2 > done)
 		diag(m,

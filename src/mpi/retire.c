@@ -26,7 +26,7 @@
  *    to more overlap (Open MPI binds more than 2 ranks to a package: 8
  *    ranks x 32 CPUs on a 64-CPU node), and say nothing of spare CPUs;
  *  - an idle thread could not leave SCHED_IDLE for its calls.
- * "The MPI's": as mpi_sock_is() says (mpi_sock.h): Open MPI keeps a loopback
+ * "The MPI's": as mpi_sock_kind() says (mpi_sock.h): Open MPI keeps a loopback
  * connection to its daemon in every job, shared memory or not, and there
  * the idle threads do copy for a rank whose core computes.
  *

@@ -14,9 +14,9 @@
  * the watcher should look for the MPI's TCP connections. `tell`: this
  * process reports the retirement (the node's rank 0). */
 void retire_setup(bool tell);
-/* The watcher's question before it looks at a socket: still looking. */
+/* Still looking: the watcher skips retire_mpi_found() once it is not. */
 bool retire_watching(void);
-/* The watcher found a TCP connection of the MPI's (mpi_sock_is(), not the
+/* The watcher found a TCP connection of the MPI's (mpi_sock_kind(), not the
  * run-time's): decide, once, and stop looking. */
 void retire_mpi_found(void);
 /* PIANO_STATS: whether the idle threads were retired. */

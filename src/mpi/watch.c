@@ -161,7 +161,8 @@ struct sock {
 	bool sit_after;        /* reports itself at every poll(): out after the round */
 	bool marked;           /* read_mark is valid */
 	bool seen_read;        /* read_mark moved once: somebody reads it */
-	bool mpi;              /* a connection of the MPI's (mpi_sock_is) */
+	bool mpi;              /* a connection of the MPI's (mpi_sock_kind) */
+	bool connecting;       /* a TCP connection being made when last asked */
 	uint64_t read_before;  /* bytes_read() when poll() returned */
 	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
@@ -170,7 +171,8 @@ struct sock {
 };
 static struct sock socks[MAX_FDS + 1];
 static int nfds;
-static int nmpi; /* sockets in fds that are the MPI's connections */
+static int nmpi;        /* sockets in fds that are the MPI's connections */
+static int nconnecting; /* ... and TCP connections being made (recheck_connecting) */
 static unsigned long ignored[MAX_IGNORED];
 static int nignored;
 static uint64_t refreshed_ns; /* the last look for new sockets; 0: rescan at the next block */
@@ -301,7 +303,7 @@ static void refresh(void)
 	long count = fd_count();
 	DIR *d = opendir("/proc/self/fd");
 	nfds = 0;
-	nmpi = 0;
+	nmpi = nconnecting = 0;
 	fds[nfds++] = (struct pollfd){ .fd = watch_wake_fd(), .events = POLLIN };
 	if (!d)
 		return;
@@ -318,9 +320,12 @@ static void refresh(void)
 		 * (socket:[ino]), which is_ignored() and known() use. */
 		struct sock *k = &socks[nfds];
 		*k = known((unsigned long)st.st_ino, prev, prev_n);
-		/* Rescans are rare (the fd count changed, or a second passed);
-		 * a socket that was not connected yet is asked again. */
-		k->mpi = k->mpi || mpi_sock_is(fd);
+		if (!k->mpi) {
+			enum mpi_sock_kind kind = mpi_sock_kind(fd);
+			k->mpi = kind == MPI_SOCK_MPI;
+			k->connecting = kind == MPI_SOCK_CONNECTING;
+			nconnecting += k->connecting;
+		}
 		nmpi += k->mpi;
 		if (k->mpi && retire_watching())
 			retire_mpi_found();
@@ -335,6 +340,37 @@ static void refresh(void)
 	/* Where the count is not reported: rescans further apart while they
 	 * find the same sockets. */
 	scan_gap = !same ? REFRESH_NS : scan_gap < RESCAN_NS / 2 ? scan_gap * 2 : RESCAN_NS;
+}
+
+/* A connection the last scan found while it was being made is asked again
+ * at each refresh: the next scan may be a second away, since completing a
+ * connect() leaves the fd count as it was, and meanwhile the watcher would
+ * take the MPI for one without a connection (the standby of watch_block).
+ * A descriptor that no longer holds that socket asks for a rescan. */
+static void recheck_connecting(void)
+{
+	nconnecting = 0;
+	for (int i = 1; i < nfds; i++) {
+		struct sock *k = &socks[i];
+		if (!k->connecting)
+			continue;
+		int fd = fds[i].fd < 0 ? -fds[i].fd - 1 : fds[i].fd;
+		struct stat st;
+		if (fstat(fd, &st) != 0 || (unsigned long)st.st_ino != k->ino) {
+			k->connecting = false;
+			refreshed_ns = 0;
+			continue;
+		}
+		enum mpi_sock_kind kind = mpi_sock_kind(fd);
+		k->connecting = kind == MPI_SOCK_CONNECTING;
+		nconnecting += k->connecting;
+		if (kind != MPI_SOCK_MPI)
+			continue;
+		k->mpi = true;
+		nmpi++;
+		if (retire_watching())
+			retire_mpi_found();
+	}
 }
 
 /* Every REFRESH_NS: the sockets sitting out come back, and the fd table
@@ -359,6 +395,8 @@ static void maybe_refresh(void)
 		if (fds[i].fd < 0)
 			fds[i].fd = -fds[i].fd - 1;
 	refreshed_ns = now;
+	if (nconnecting)
+		recheck_connecting();
 }
 
 /* What a round can help: a tracked operation (a transfer the MPI moves in

@@ -57,8 +57,13 @@ def main():
         check(f"{name} by (sum)", sum(s["by"].values()), ops * np)
         if s["ready"] > ops * np:
             bad.append(f"{name}: ready {s['ready']} > completed {ops * np}")
-        if diag != "-" and not any(diag in d for d in s["diagnoses"]):
-            bad.append(f"{name}: no diagnosis with '{diag}' in {s['diagnoses']}")
+        # WANT or WANT!NOT...: a diagnosis with WANT, none with any NOT.
+        want, *nots = diag.split("!")
+        if want != "-" and not any(want in d for d in s["diagnoses"]):
+            bad.append(f"{name}: no diagnosis with '{want}' in {s['diagnoses']}")
+        for n in nots:
+            if any(n in d for d in s["diagnoses"]):
+                bad.append(f"{name}: a diagnosis with '{n}' in {s['diagnoses']}")
     # Every row the program made is one it expects (the pair's receive of
     # the wait_at_once loop and the eager receive are not listed: rows of
     # kinds and sites it does not name may exist, nothing else).

@@ -83,8 +83,9 @@ NOINLINE void wait_at_once(void)
 		CHECK_MPI(MPI_Wait(&s, MPI_STATUS_IGNORE));
 		CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
 	}
+	/* Not "still in flight": that mean window is the late wait's. */
 	want("wait_at_once", ls, "isend", "rndv", WAIT_ITERS, (long)WAIT_ITERS * BIG, 0, 0,
-	     "follows");
+	     "follows!flight");
 }
 
 /* Eager-size messages. Its symbol is the C++ one of `eager()`: the report

@@ -7,10 +7,11 @@
  * only), since each look takes a CPU from a rank. The observable: the
  * wake-ups of the blocking helper thread ("piano-block") during a
  * native wait of WAIT_MS with a tracked receive pending.
- *   shm: at most WAIT_MS / 5 wake-ups (every 1 ms would be ~WAIT_MS);
+ *   shm: between WAIT_MS / 30 and WAIT_MS / 5 wake-ups (every 1 ms would be
+ *        ~WAIT_MS; none, a watcher that does not stand by at all);
  *   tcp: at least WAIT_MS / 3 (Open MPI's TCP BTL: the MPI's connection
  *        keeps the 1 ms standby).
- * Two ranks under piano.
+ * Two ranks under piano, the watcher on (PIANO_MPI_BLOCKING=block).
  */
 #include "mpitest.h"
 #include "../threads.h"
@@ -24,22 +25,29 @@
 #define COMPUTE_MS 100
 #define WAIT_MS 300
 
-/* test_each_thread() callback: adds the thread's wake-ups to *(long *)arg. */
+struct wakeups {
+	long sum;
+	int threads;
+};
+
+/* test_each_thread() callback: adds the thread's wake-ups to the sum. */
 static int add_wakeups(pid_t tid, void *arg)
 {
+	struct wakeups *w = arg;
 	long n = 0;
 	test_thread_wakeups(tid, &n);
-	*(long *)arg += n;
+	w->sum += n;
+	w->threads++;
 	return 0;
 }
 
 /* The wake-ups (voluntary context switches) of the process's blocking
  * helpers so far (the socket watcher's, and a file helper that sleeps),
- * -1 when /proc cannot tell. */
+ * -1 when there is none or /proc cannot tell. */
 static long helper_wakeups(void)
 {
-	long n = 0;
-	return test_each_thread("piano-block", add_wakeups, &n) < 0 ? -1 : n;
+	struct wakeups w = { 0, 0 };
+	return test_each_thread("piano-block", add_wakeups, &w) < 0 || !w.threads ? -1 : w.sum;
 }
 
 int main(int argc, char **argv)
@@ -77,6 +85,10 @@ int main(int argc, char **argv)
 		if (tcp ? waiting < WAIT_MS / 3 : waiting > WAIT_MS / 5) {
 			printf("rank 0: %s\n", tcp ? "too few: the watcher did not stand by at 1 ms"
 			                           : "too many: the watcher stood by at 1 ms");
+			ok = 0;
+		}
+		if (!tcp && waiting < WAIT_MS / 30) {
+			printf("rank 0: too few: the watcher did not stand by at all\n");
 			ok = 0;
 		}
 	} else {
