@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 extern char **environ;
@@ -41,4 +42,11 @@ enum mpi_sock_kind mpi_sock_kind(int fd)
 	                                    ? ((struct sockaddr_in6 *)&peer)->sin6_port
 	                                    : ((struct sockaddr_in *)&peer)->sin_port);
 	return runtime_port_is(&runtime, port) ? MPI_SOCK_OTHER : MPI_SOCK_MPI;
+}
+
+uint64_t mpi_sock_written(const struct tcp_info *ti, socklen_t len)
+{
+	if (len < offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof(ti->tcpi_bytes_retrans))
+		return 0;
+	return ti->tcpi_bytes_sent - ti->tcpi_bytes_retrans + ti->tcpi_notsent_bytes;
 }

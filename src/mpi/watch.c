@@ -36,8 +36,8 @@
  * send buffer it writes the rest of a large message only from a progress
  * round, and with POLLIN alone that round waits for the timer while the
  * link idles. The watcher also waits for POLLOUT on a TCP socket that was
- * written to since it last looked (the kernel's count of bytes sent,
- * TCP_INFO, moved: the MPI is sending and may have more to write); on one
+ * written to since it last looked (the count of bytes the process wrote,
+ * from TCP_INFO, moved: the MPI is sending and may have more to write); on one
  * that was not, POLLOUT would fire at once, every time, for nothing. The
  * send queue's length cannot tell: on a fast link the peer has read and
  * acknowledged everything by the end of the round that filled it. And on
@@ -67,7 +67,7 @@
  * reads what came meanwhile. An arrival that needs a round during a pause
  * (a rendezvous request) waits for its end, unless the progress task gets
  * to it first. Writes are seen through each socket's count
- * of bytes sent, taken when poll() returns and after the round, so only
+ * of bytes written, taken when poll() returns and after the round, so only
  * with at most HOLD_CHECK_MAX sockets; with more, every round counts as
  * useful.
  *
@@ -125,7 +125,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -166,8 +165,8 @@ struct sock {
 	uint64_t read_before;  /* bytes_read() when poll() returned */
 	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
-	uint64_t sent_mark;    /* bytes_sent() when last looked at */
-	uint64_t sent_before;  /* bytes_sent() when poll() returned (judged rounds) */
+	uint64_t written_mark;   /* bytes_written() when last looked at */
+	uint64_t written_before; /* bytes_written() when poll() returned (judged rounds) */
 };
 static struct sock socks[MAX_FDS + 1];
 static int nfds;
@@ -210,33 +209,30 @@ static bool is_ignored(unsigned long ino)
 	return false;
 }
 
-/* Bytes the kernel has sent on TCP socket fd; 0 for other sockets and on
- * kernels older than 4.19 (then only POLLIN wakes the watcher). */
-static uint64_t bytes_sent(int fd)
+/* Bytes the process has written to TCP socket fd (mpi_sock_written); 0 for other
+ * sockets and on kernels older than 4.19 (then only POLLIN and a full
+ * send buffer wake the watcher). */
+static uint64_t bytes_written(int fd)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
-	    len < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof(ti.tcpi_bytes_sent))
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
-	return ti.tcpi_bytes_sent;
+	return mpi_sock_written(&ti, len);
 }
 
 /* Bytes the process has read from TCP socket fd (received by the kernel,
  * minus those still unread; `unread` when the caller has just asked
  * FIONREAD, -1 to ask here): false for other sockets and on kernels older
- * than 4.1. With `sent`, also bytes_sent() from the same look. */
-static bool bytes_read(int fd, int unread, uint64_t *out, uint64_t *sent)
+ * than 4.1. With `written`, also bytes_written() from the same look. */
+static bool bytes_read(int fd, int unread, uint64_t *out, uint64_t *written)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return false;
-	if (sent)
-		*sent = len < offsetof(struct tcp_info, tcpi_bytes_sent) +
-		                                sizeof(ti.tcpi_bytes_sent)
-		                ? 0
-		                : ti.tcpi_bytes_sent;
+	if (written)
+		*written = mpi_sock_written(&ti, len);
 	if (len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received) ||
 	    (unread < 0 && ioctl(fd, FIONREAD, &unread) != 0))
 		return false;
@@ -254,9 +250,9 @@ static void choose_events(bool rest)
 	for (int i = 1; i < nfds; i++) {
 		if (fds[i].fd < 0)
 			continue; /* sitting out until the rescan */
-		uint64_t sent = bytes_sent(fds[i].fd);
-		fds[i].events = POLLIN | (sent != socks[i].sent_mark && !rest ? POLLOUT : 0);
-		socks[i].sent_mark = sent;
+		uint64_t written = bytes_written(fds[i].fd);
+		fds[i].events = POLLIN | (written != socks[i].written_mark && !rest ? POLLOUT : 0);
+		socks[i].written_mark = written;
 		if (!(fds[i].events & POLLOUT)) {
 			probe[n] = (struct pollfd){ .fd = fds[i].fd, .events = POLLOUT };
 			at[n++] = i;
@@ -281,7 +277,7 @@ static struct sock known(unsigned long ino, const struct sock *prev, int n)
 				              .mpi = prev[i].mpi,
 				              .read_mark = prev[i].read_mark,
 				              .strikes = prev[i].strikes,
-				              .sent_mark = prev[i].sent_mark };
+				              .written_mark = prev[i].written_mark };
 	return (struct sock){ .ino = ino, .avail_before = -1 };
 }
 
@@ -582,7 +578,7 @@ static int watch_block(void *arg, int timeout_ms)
 		struct sock *k = &socks[i];
 		k->avail_before = -1;
 		k->tcp_read = false;
-		k->sent_before = 0;
+		k->written_before = 0;
 		if (fds[i].fd < 0)
 			continue; /* sitting out */
 		if (fds[i].revents & POLLNVAL) {
@@ -605,9 +601,9 @@ static int watch_block(void *arg, int timeout_ms)
 		               ((fds[i].revents & POLLIN) && k->avail_before <= 0);
 		if ((fds[i].revents & POLLIN) || k->active)
 			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before,
-			                         judging ? &k->sent_before : NULL);
+			                         judging ? &k->written_before : NULL);
 		else if (judging)
-			k->sent_before = bytes_sent(fds[i].fd);
+			k->written_before = bytes_written(fds[i].fd);
 	}
 	woke = events > 0;
 	if (events)
@@ -649,16 +645,16 @@ static void ignore_undrained(void)
 	uint64_t read_bytes = 0;
 	for (int i = 1; i < nfds; i++) {
 		int after = -1;
-		uint64_t read_after, sent_after = 0;
+		uint64_t read_after, written_after = 0;
 		struct sock *k = &socks[i];
 		int before = k->avail_before;
 		bool measured = k->tcp_read && fds[i].fd >= 0 &&
 		                bytes_read(fds[i].fd, -1, &read_after,
-		                           judging ? &sent_after : NULL);
+		                           judging ? &written_after : NULL);
 		if (judging && fds[i].fd >= 0) {
 			if (!k->tcp_read)
-				sent_after = bytes_sent(fds[i].fd);
-			useful |= sent_after != k->sent_before;
+				written_after = bytes_written(fds[i].fd);
+			useful |= written_after != k->written_before;
 		}
 		k->avail_before = -1;
 		k->tcp_read = false;

@@ -9,13 +9,21 @@
  *  - a listening socket, a UDP socket, a Unix socket pair: not;
  *  - a TCP socket neither connected nor listening: being connected (the
  *    watcher asks it again);
- *  - no descriptor: not.
+ *  - no descriptor: not;
+ *  - the bytes the process wrote (mpi_sock_written): all it wrote while
+ *    part of it waits unsent behind a peer that does not read, and the
+ *    same once the peer read and the kernel sent the rest, where the
+ *    kernel's own count of bytes sent moved.
  */
 #include "common.h"
 
 #include "mpi_sock.h" /* src/mpi */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -46,6 +54,53 @@ static int connected(unsigned short port)
 	return fd;
 }
 
+/* False where the kernel's TCP_INFO has no byte counts (before 4.19). */
+static bool tcp_counts(int fd, uint64_t *written, uint64_t *sent)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	CHECK(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0, "TCP_INFO");
+	*written = mpi_sock_written(&ti, len);
+	*sent = ti.tcpi_bytes_sent;
+	return len >= offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof(ti.tcpi_bytes_retrans);
+}
+
+/* Writes to c until the socket is full, with a peer s that does not read,
+ * then lets s read it all: mpi_sock_written() counts what was written. */
+static int check_written(int c, int s)
+{
+	static char buf[1 << 16];
+	uint64_t w0, s0, w1, s1, w2, s2;
+	if (!tcp_counts(c, &w0, &s0)) {
+		printf("mpi_sock: TCP_INFO without tcpi_bytes_sent (kernel < 4.19): "
+		       "written bytes not checked\n");
+		return 0;
+	}
+	CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t n = write(c, buf, sizeof(buf));
+		if (n < 0) {
+			CHECK(errno == EAGAIN || errno == EWOULDBLOCK, "write: %d", errno);
+			break;
+		}
+		total += (uint64_t)n;
+	}
+	tcp_counts(c, &w1, &s1);
+	CHECK_EQ(w1 - w0, total);
+	CHECK(s1 - s0 < total, "the kernel sent %llu of %llu bytes written to a full socket",
+	      (unsigned long long)(s1 - s0), (unsigned long long)total);
+	for (uint64_t got = 0; got < total;) {
+		ssize_t n = read(s, buf, sizeof(buf));
+		CHECK(n > 0, "read");
+		got += (uint64_t)n;
+	}
+	tcp_counts(c, &w2, &s2);
+	CHECK_EQ(w2, w1);
+	CHECK_EQ(s2 - s0, total);
+	return 1;
+}
+
 int main(void)
 {
 	unsigned short mpi_port, rt_port;
@@ -59,6 +114,7 @@ int main(void)
 	CHECK(s >= 0, "accept");
 	CHECK_EQ(mpi_sock_kind(c), MPI_SOCK_MPI);
 	CHECK_EQ(mpi_sock_kind(s), MPI_SOCK_MPI);
+	check_written(c, s);
 
 	int rt = connected(rt_port);
 	CHECK_EQ(mpi_sock_kind(rt), MPI_SOCK_OTHER);
