@@ -165,7 +165,7 @@ struct sock {
 	uint64_t read_before;  /* bytes_read() when poll() returned */
 	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
-	uint64_t written_mark;   /* bytes_written() when last looked at */
+	uint64_t written_mark; /* bytes_written() when last looked at */
 	uint64_t written_before; /* bytes_written() when poll() returned (judged rounds) */
 };
 static struct sock socks[MAX_FDS + 1];
