@@ -65,13 +65,18 @@ int report_open(void)
 
 /* The numbers of a row, in the order of the exchange between ranks and of
  * the JSON file. */
-#define COUNTERS(X)                                                                  \
-	X(posted)                                                                    \
-	X(completed)                                                                 \
-	X(freed)                                                                     \
-	X(pending)                                                                   \
-	X(bytes) X(window_ns) X(short_windows) X(blocked_ns) X(ready) X(ready_waits) \
-	        X(ready_waits_ns)
+#define COUNTERS(X)      \
+	X(posted)        \
+	X(completed)     \
+	X(freed)         \
+	X(pending)       \
+	X(bytes)         \
+	X(window_ns)     \
+	X(short_windows) \
+	X(blocked_ns)    \
+	X(ready)         \
+	X(ready_waits)   \
+	X(ready_waits_ns)
 enum {
 #define C_ENUM(n) C_##n,
 	COUNTERS(C_ENUM)
