@@ -34,12 +34,12 @@ enum mpi_sock_kind mpi_sock_kind(int fd);
 /* Bytes the process has written to a TCP socket, from one TCP_INFO look of
  * `len` bytes (getsockopt's): those the kernel sent once (sent minus
  * retransmitted) plus those it has not sent yet; 0 on kernels older than
- * 4.19. It moves only when the process writes, not when the kernel sends:
- * on a slow link a message written at once goes out over hundreds of
- * microseconds, and the socket watcher, which took the kernel's count of
- * bytes sent for the MPI writing, woke back to back for POLLOUT and judged
- * every round useful (a 64 KiB collective across two hosts at 1 Gbit/s:
- * a wake-up and a round per operation on a computing core). */
+ * 4.19. It moves only when the process writes. The kernel's count of bytes
+ * sent would not do: on a slow link a message written at once goes out
+ * over hundreds of microseconds, so the socket watcher would take that for
+ * the MPI writing, wake for POLLOUT back to back and judge every round
+ * useful (a 64 KiB collective across two hosts at 1 Gbit/s: a wake-up and
+ * a round per operation on a computing core). */
 uint64_t mpi_sock_written(const struct tcp_info *ti, socklen_t len);
 
 #endif
