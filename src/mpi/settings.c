@@ -138,24 +138,23 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "set). Empty: no placement." },
 	{ "PIANO_MPI_WATCH_HOLD_US", PIANO_SETTING_INT, "1000", 0, 1000000, NULL, NULL, NULL,
 	  "Longest pause, in µs, of the socket watcher's wake-ups on arriving data after rounds "
-	  "nobody needed: rounds that read under 32 KiB (and came over 10 ms after one that read "
-	  "more), made the MPI write nothing and completed nothing a thread waits for (eager "
-	  "messages the application's next MPI call reads at the same cost). An arrival that "
-	  "needs a round waits for the pause's end. The pause starts at 64 µs and doubles while "
-	  "such rounds "
-	  "follow each other; a useful round ends it (docs/mpi.md, \"Every core busy: the socket "
-	  "watcher\"). "
-	  "`0`: a round at every arrival." },
+	  "nobody needed: rounds that completed nothing a thread waits for and drained no "
+	  "window about to close (a quarter of the socket's receive buffer unread, or within "
+	  "10 ms of such a round): messages the receive buffer keeps, which the application's "
+	  "wait reads at the same cost, and the answers the MPI writes to them, which it writes "
+	  "in the wait all the same. An arrival that needs a round waits for the pause's end. "
+	  "The pause starts at 64 µs and doubles while such rounds follow each other; a useful "
+	  "round ends it (docs/mpi.md, \"Every core busy: the socket watcher\"). `0`: a round "
+	  "at every arrival." },
 	{ "PIANO_MPI_WATCH_REST_MS", PIANO_SETTING_INT, "160", 0, 10000, NULL, NULL, NULL,
 	  "Longest rest, in ms, of the socket watcher once at most 8 of 64 wake-ups in a row "
-	  "moved data (the others found the application inside the MPI, which reads its sockets "
-	  "itself, or their round made the MPI write nothing and read under 32 KiB, as for "
-	  "`PIANO_MPI_WATCH_HOLD_US`). Resting, it wakes "
-	  "for neither arrivals nor the MPI's finished writes (a full send buffer still wakes "
-	  "it). The first rest lasts 10 ms; a fruitless wake-up after a rest starts one twice "
-	  "as long, a fruitful one ends the doubling; never while a delegated wait or a graph "
-	  "collective needs the watcher (docs/mpi.md, \"Every core busy: the socket "
-	  "watcher\"). `0`: never rests." },
+	  "were useful (the others found the application inside the MPI, which reads its "
+	  "sockets itself, or their round was not needed, as for `PIANO_MPI_WATCH_HOLD_US`). "
+	  "Resting, it wakes for neither arrivals nor the MPI's finished writes (a full send "
+	  "buffer still wakes it). The first rest lasts 10 ms; a fruitless wake-up after a rest "
+	  "starts one twice as long, a fruitful one ends the doubling; never while a delegated "
+	  "wait or a graph collective needs the watcher (docs/mpi.md, \"Every core busy: the "
+	  "socket watcher\"). `0`: never rests." },
 	{ "PIANO_MPI_RAISE_CALLS", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
 	  "`1`: an idle thread switches from `SCHED_IDLE` to `SCHED_OTHER` for each round of MPI "
 	  "calls it makes and back after it (two system calls), so that a thread waking on its "

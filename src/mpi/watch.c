@@ -54,33 +54,38 @@
  * idle core another rank's engine works on (a receiver's watcher woken by
  * each message on the core where the sender's engine posts its offloaded
  * sends made the sender's step 25-63 us instead of 20; docs/mpi.md). A round
- * is useful when the MPI wrote during it (a rendezvous answer, the next
- * round of a schedule, a graph's send), when it read a stream
- * (HOLD_STREAM_BYTES, and for HOLD_STREAM_NS after such a round, since
- * the next rounds of a large message may each read less: the sender's
- * window must stay open; without that delay a 16 MiB receive overlapped
- * less), or when a thread waits for what it completes (a delegated wait,
- * a graph). After a round that was none of
+ * is useful when a thread waits for what it completes (a delegated wait, a
+ * graph) or when it drained a window about to close: the socket held at
+ * least 1/HOLD_STREAM_SHARE of its receive buffer unread (window_pressed()),
+ * and for HOLD_STREAM_NS after such a round, since the next rounds of a
+ * large message may each read less while the sender's window must stay
+ * open. Bytes the receive buffer keeps gain nothing from an early read,
+ * however many: the application's wait copies them at the same cost. Nor
+ * does an answer the round made the MPI write (a rendezvous reply, the
+ * next piece of a message): the MPI writes it in the wait all the same,
+ * and the wire took the rest meanwhile. Counted as useful, as any write
+ * once was, such rounds kept the watcher awake through every 64 KiB
+ * collective across two hosts (UCX's TCP answers each 32 KiB piece; 1.4
+ * wake-ups per operation at about 50 us each, on the computing cores) and
+ * cost 40-60 points of overlap against native's (docs/performance.md). A
+ * sender's continuation does not need the judgement: a send buffer found
+ * full is awaited even at rest. After a round that was none of
  * these the watcher stops listening for arrivals for a while: 64 us,
  * doubling while such rounds follow each other, up to
  * PIANO_MPI_WATCH_HOLD_US; the first useful round ends it. Then one round
  * reads what came meanwhile. An arrival that needs a round during a pause
  * (a rendezvous request) waits for its end, unless the progress task gets
- * to it first. Writes are seen through each socket's count
- * of bytes written, taken when poll() returns and after the round, so only
- * with at most HOLD_CHECK_MAX sockets; with more, every round counts as
- * useful.
+ * to it first.
  *
  * Rest: a wake-up that finds the application inside the MPI (a native
  * waiter, or serialized mode's gate closed by its call) runs no round, and
- * one whose round made the MPI write nothing and read no stream (as for
- * the pause above: under HOLD_STREAM_BYTES, not within HOLD_STREAM_NS of
- * a round that read more) helped nobody. A process that calls the MPI right after each post and
+ * one whose round was not useful as for the pause above helped nobody. A
+ * process that calls the MPI right after each post and
  * computes only with nothing in flight (LAMMPS: Irecv, pack, Send, Wait)
  * gives every wake-up one of these ends; on a node with no idle core each
  * one takes a computing core for 50-100 us (LAMMPS over TCP: 1,500-1,950
  * per rank in 6.4 s, Comm 0.44-0.65 s against native's 0.32-0.48). When
- * at most 1 in REST_DULL of REST_BLOCK wake-ups in a row moved data, the
+ * at most 1 in REST_DULL of REST_BLOCK wake-ups in a row were useful, the
  * watcher rests: no arrivals, no POLLOUT after the MPI's own writes (a
  * send buffer found full still wakes it: that write is certainly
  * unfinished), no quiet nudge, for REST_MIN_NS; the first wake-up after a
@@ -94,8 +99,8 @@
  * must not put it to sleep. Never while a delegated waiter sleeps or a
  * graph runs: those wait for its rounds, and one that starts during a
  * rest ends it (progress_kick() writes the pipe while watch_rest_flag is
- * up). A process that computes with a transfer in flight keeps a watcher
- * that wakes for it: most of its rounds read or write.
+ * up). A process that computes while a large message arrives keeps a
+ * watcher that wakes for it: its rounds drain a filling window.
  *
  * Quiet: while nothing a round can help is pending (no tracked operation,
  * no delegated waiter, no running graph: needed()), the watcher does not
@@ -141,11 +146,10 @@
 #define STANDBY_SHM_MS 10        /* ... where the MPI has no connection (watch_block) */
 #define SETTLE_MS 10             /* quiet time before serialized mode's fence goes (watch_block) */
 #define HOLD_MIN_NS 64000u       /* the first pause after a round nobody needed (see the top) */
-#define HOLD_STREAM_BYTES 32768  /* a round that read this much kept a stream going */
+#define HOLD_STREAM_SHARE 4      /* a stream: unread bytes >= 1/this of the receive buffer */
 #define HOLD_STREAM_NS 10000000u /* ... and no pause for this long after it */
-#define HOLD_CHECK_MAX 64        /* sockets whose writes a round can afford to check */
 #define REST_BLOCK 64            /* wake-ups judged together before a rest (see the top) */
-#define REST_DULL 8              /* ... of which at most 1 in this many moved data */
+#define REST_DULL 8              /* ... of which at most 1 in this many were useful */
 #define REST_MIN_NS 10000000u    /* the first rest */
 
 /* All state below is owned by the watcher task, which runs on one thread
@@ -155,6 +159,7 @@ static struct pollfd fds[MAX_FDS + 1];
 struct sock {
 	unsigned long ino;
 	int avail_before;      /* unread bytes when poll() returned, -1: none */
+	bool pressed;          /* ... at least 1/HOLD_STREAM_SHARE of its receive buffer */
 	bool tcp_read;         /* read_before is valid (a TCP socket) */
 	bool active;           /* the last round read from it */
 	bool sit_after;        /* reports itself at every poll(): out after the round */
@@ -166,7 +171,6 @@ struct sock {
 	uint64_t read_mark;    /* bytes_read() after the last round that looked */
 	unsigned char strikes; /* undrained rounds in a row */
 	uint64_t written_mark; /* bytes_written() when last looked at */
-	uint64_t written_before; /* bytes_written() when poll() returned (judged rounds) */
 };
 static struct sock socks[MAX_FDS + 1];
 static int nfds;
@@ -188,7 +192,7 @@ static uint64_t hold_max_ns;
 static unsigned hold_streak;
 static uint64_t hold_until;
 static uint64_t stream_until; /* no pause before: a stream is moving */
-static bool judging;          /* the round's writes are checked (set by watch_block) */
+static bool judging;          /* the round is judged (set by watch_block) */
 /* The rest (see the top): its longest (PIANO_MPI_WATCH_REST_MS, 0: never),
  * the wake-ups judged in the current block and the fruitful ones among
  * them, the current length (0: not doubling) and end; `woke`: the last
@@ -224,20 +228,34 @@ static uint64_t bytes_written(int fd)
 /* Bytes the process has read from TCP socket fd (received by the kernel,
  * minus those still unread; `unread` when the caller has just asked
  * FIONREAD, -1 to ask here): false for other sockets and on kernels older
- * than 4.1. With `written`, also bytes_written() from the same look. */
-static bool bytes_read(int fd, int unread, uint64_t *out, uint64_t *written)
+ * than 4.1. */
+static bool bytes_read(int fd, int unread, uint64_t *out)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return false;
-	if (written)
-		*written = mpi_sock_written(&ti, len);
 	if (len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received) ||
 	    (unread < 0 && ioctl(fd, FIONREAD, &unread) != 0))
 		return false;
 	*out = ti.tcpi_bytes_received - (uint64_t)unread;
 	return true;
+}
+
+/* Whether a socket's unread bytes fill enough of its receive buffer that
+ * a sender with more to send will soon find the window closed (see the
+ * top): at least 1/HOLD_STREAM_SHARE of it. The kernel grows the buffer
+ * (SO_RCVBUF, bookkeeping included) as the application reads, and
+ * advertises about half of it as the window. Reading bytes the buffer can
+ * keep gains nothing: the application's own call copies them later at the
+ * same cost. */
+static bool window_pressed(int fd, int unread)
+{
+	int buf = 0;
+	socklen_t len = sizeof(buf);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, &len) != 0 || buf <= 0)
+		return true; /* unknown: as before the counts, a stream */
+	return (int64_t)unread * HOLD_STREAM_SHARE >= buf;
 }
 
 /* POLLOUT only where the MPI wrote since the last look or the send buffer
@@ -573,12 +591,12 @@ static int watch_block(void *arg, int timeout_ms)
 		return 0;
 	}
 	int events = 0;
-	judging = (hold_max_ns || rest_max_ns) && nfds - 1 <= HOLD_CHECK_MAX;
+	judging = hold_max_ns || rest_max_ns;
 	for (int i = 1; i < nfds; i++) {
 		struct sock *k = &socks[i];
 		k->avail_before = -1;
+		k->pressed = false;
 		k->tcp_read = false;
-		k->written_before = 0;
 		if (fds[i].fd < 0)
 			continue; /* sitting out */
 		if (fds[i].revents & POLLNVAL) {
@@ -593,6 +611,8 @@ static int watch_block(void *arg, int timeout_ms)
 			events++;
 		if (fds[i].revents & POLLIN)
 			ioctl(fds[i].fd, FIONREAD, &k->avail_before);
+		k->pressed = judging && k->avail_before > 0 &&
+		             window_pressed(fds[i].fd, k->avail_before);
 		/* Hung up, failed, at end of file or listening (readable with
 		 * no byte to read): reported at every poll() until the MPI or
 		 * its own thread acts on it. One round lets the MPI see it,
@@ -600,10 +620,7 @@ static int watch_block(void *arg, int timeout_ms)
 		k->sit_after = (fds[i].revents & (POLLHUP | POLLERR)) ||
 		               ((fds[i].revents & POLLIN) && k->avail_before <= 0);
 		if ((fds[i].revents & POLLIN) || k->active)
-			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before,
-			                         judging ? &k->written_before : NULL);
-		else if (judging)
-			k->written_before = bytes_written(fds[i].fd);
+			k->tcp_read = bytes_read(fds[i].fd, k->avail_before, &k->read_before);
 	}
 	woke = events > 0;
 	if (events)
@@ -614,14 +631,14 @@ static int watch_block(void *arg, int timeout_ms)
 }
 
 /* After a round: whether arrivals pause (see the top). `read`: the round
- * read from a socket; `useful`: the MPI wrote during it, or it read from
- * a socket whose bytes cannot be counted. */
-static void judge_round(bool read, uint64_t read_bytes, bool useful)
+ * read from a socket; `pressed`: from one whose window was about to close;
+ * `useful`: from a socket whose bytes cannot be counted. */
+static void judge_round(bool read, bool pressed, bool useful)
 {
 	if (!judging || !read || !hold_max_ns)
 		return;
 	uint64_t now = sys_now_ns();
-	if (read_bytes >= HOLD_STREAM_BYTES)
+	if (pressed)
 		stream_until = now + HOLD_STREAM_NS;
 	if (useful || now < stream_until || waiters_pending() || graphs_running()) {
 		hold_streak = 0;
@@ -642,20 +659,14 @@ static void judge_round(bool read, uint64_t read_bytes, bool useful)
 static void ignore_undrained(void)
 {
 	bool any_read = false, useful = false;
-	uint64_t read_bytes = 0;
+	bool pressed = false;
 	for (int i = 1; i < nfds; i++) {
 		int after = -1;
-		uint64_t read_after, written_after = 0;
+		uint64_t read_after;
 		struct sock *k = &socks[i];
 		int before = k->avail_before;
 		bool measured = k->tcp_read && fds[i].fd >= 0 &&
-		                bytes_read(fds[i].fd, -1, &read_after,
-		                           judging ? &written_after : NULL);
-		if (judging && fds[i].fd >= 0) {
-			if (!k->tcp_read)
-				written_after = bytes_written(fds[i].fd);
-			useful |= written_after != k->written_before;
-		}
+		                bytes_read(fds[i].fd, -1, &read_after);
 		k->avail_before = -1;
 		k->tcp_read = false;
 		/* Read during the round: one more (see the top). */
@@ -663,7 +674,7 @@ static void ignore_undrained(void)
 		if (k->active) {
 			follow_up = true;
 			any_read = true;
-			read_bytes += read_after - k->read_before;
+			pressed |= k->pressed;
 		}
 		if (k->sit_after && fds[i].fd >= 0)
 			fds[i].fd = -fds[i].fd - 1;
@@ -699,15 +710,13 @@ static void ignore_undrained(void)
 			ignored[nignored++] = k->ino;
 		refreshed_ns = 0; /* drop it from the set at the next block */
 	}
-	judge_round(any_read, read_bytes, useful);
-	/* Fruitful as for the pause: the MPI wrote, or a stream moved. A small
-	 * read is not: the application's next call reads it at the same
-	 * cost, and the bytes counted may even be the application's own, read
-	 * between poll() and the round. Without the counts (too many sockets)
-	 * a round cannot be judged: never a rest. */
+	judge_round(any_read, pressed, useful);
+	/* Fruitful as for the pause: a window about to close was drained. A
+	 * read the receive buffer could wait for is not: the application's
+	 * next call reads it at the same cost, and the bytes counted may even
+	 * be the application's own, read between poll() and the round. */
 	if (woke)
-		wake_judged(!judging || useful || read_bytes >= HOLD_STREAM_BYTES ||
-		            sys_now_ns() < stream_until);
+		wake_judged(!judging || useful || pressed || sys_now_ns() < stream_until);
 }
 
 static unsigned watch_fn(void *arg)
