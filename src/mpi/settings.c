@@ -138,14 +138,14 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "set). Empty: no placement." },
 	{ "PIANO_MPI_WATCH_HOLD_US", PIANO_SETTING_INT, "1000", 0, 1000000, NULL, NULL, NULL,
 	  "Longest pause, in µs, of the socket watcher's wake-ups on arriving data after rounds "
-	  "nobody needed: rounds that completed nothing a thread waits for and drained no "
-	  "window about to close (a quarter of the socket's receive buffer unread, or within "
-	  "10 ms of such a round): messages the receive buffer keeps, which the application's "
-	  "wait reads at the same cost, and the answers the MPI writes to them, which it writes "
-	  "in the wait all the same. An arrival that needs a round waits for the pause's end. "
-	  "The pause starts at 64 µs and doubles while such rounds follow each other; a useful "
-	  "round ends it (docs/mpi.md, \"Every core busy: the socket watcher\"). `0`: a round "
-	  "at every arrival." },
+	  "nobody needed: rounds that completed nothing a thread waits for, drained no window "
+	  "about to close (a quarter of the socket's receive buffer unread, or within 10 ms of "
+	  "such a round) and filled no send buffer: messages the receive buffer keeps, which "
+	  "the application's wait reads at the same cost, and the answers the MPI writes to "
+	  "them, which it writes in the wait all the same. An arrival that needs a round waits "
+	  "for the pause's end. The pause starts at 64 µs and doubles while such rounds follow "
+	  "each other; a useful round ends it (docs/mpi.md, \"Every core busy: the socket "
+	  "watcher\"). `0`: a round at every arrival." },
 	{ "PIANO_MPI_WATCH_REST_MS", PIANO_SETTING_INT, "160", 0, 10000, NULL, NULL, NULL,
 	  "Longest rest, in ms, of the socket watcher once at most 8 of 64 wake-ups in a row "
 	  "were useful (the others found the application inside the MPI, which reads its "

@@ -68,8 +68,12 @@
  * collective across two hosts (UCX's TCP answers each 32 KiB piece; 1.4
  * wake-ups per operation at about 50 us each, on the computing cores) and
  * cost 40-60 points of overlap against native's (docs/performance.md). A
- * sender's continuation does not need the judgement: a send buffer found
- * full is awaited even at rest. After a round that was none of
+ * write is useful when the round filled a send buffer that had room
+ * (round_filled()): the MPI has more to write than the socket takes, a
+ * transfer is under way, and the answers that drive it (a rendezvous
+ * acknowledgement) should not wait for a pause's end. A sender's own
+ * continuation needs no judgement: a send buffer found full is awaited
+ * even at rest. After a round that was none of
  * these the watcher stops listening for arrivals for a while: 64 us,
  * doubling while such rounds follow each other, up to
  * PIANO_MPI_WATCH_HOLD_US; the first useful round ends it. Then one round
@@ -160,6 +164,7 @@ struct sock {
 	unsigned long ino;
 	int avail_before;      /* unread bytes when poll() returned, -1: none */
 	bool pressed;          /* ... at least 1/HOLD_STREAM_SHARE of its receive buffer */
+	bool writable;         /* its send buffer had room when poll() returned */
 	bool tcp_read;         /* read_before is valid (a TCP socket) */
 	bool active;           /* the last round read from it */
 	bool sit_after;        /* reports itself at every poll(): out after the round */
@@ -596,6 +601,7 @@ static int watch_block(void *arg, int timeout_ms)
 		struct sock *k = &socks[i];
 		k->avail_before = -1;
 		k->pressed = false;
+		k->writable = false;
 		k->tcp_read = false;
 		if (fds[i].fd < 0)
 			continue; /* sitting out */
@@ -609,6 +615,9 @@ static int watch_block(void *arg, int timeout_ms)
 		}
 		if (fds[i].revents)
 			events++;
+		/* Room: POLLOUT reported, or not asked for (choose_events()
+		 * found room, or saw no write since its last look). */
+		k->writable = !(fds[i].events & POLLOUT) || (fds[i].revents & POLLOUT);
 		if (fds[i].revents & POLLIN)
 			ioctl(fds[i].fd, FIONREAD, &k->avail_before);
 		k->pressed = judging && k->avail_before > 0 &&
@@ -628,6 +637,24 @@ static int watch_block(void *arg, int timeout_ms)
 	else if (follow)
 		stats.follow_ups++;
 	return events || follow ? 1 : 0;
+}
+
+/* Whether the round filled a socket's send buffer that had room when poll()
+ * returned (see the top): the MPI has more to write than the socket takes,
+ * and a transfer is under way. One zero-timeout poll() for every socket. */
+static bool round_filled(void)
+{
+	static struct pollfd probe[MAX_FDS];
+	int n = 0;
+	for (int i = 1; i < nfds; i++)
+		if (fds[i].fd >= 0 && socks[i].writable)
+			probe[n++] = (struct pollfd){ .fd = fds[i].fd, .events = POLLOUT };
+	if (n == 0 || poll(probe, (nfds_t)n, 0) < 0)
+		return false;
+	for (int j = 0; j < n; j++)
+		if (!(probe[j].revents & (POLLOUT | POLLERR | POLLHUP | POLLNVAL)))
+			return true;
+	return false;
 }
 
 /* After a round: whether arrivals pause (see the top). `read`: the round
@@ -658,7 +685,7 @@ static void judge_round(bool read, bool pressed, bool useful)
  * the follow-up round (see the top). */
 static void ignore_undrained(void)
 {
-	bool any_read = false, useful = false;
+	bool any_read = false, useful = judging && round_filled();
 	bool pressed = false;
 	for (int i = 1; i < nfds; i++) {
 		int after = -1;
