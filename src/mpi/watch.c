@@ -62,9 +62,8 @@
  * open. Bytes the receive buffer keeps gain nothing from an early read,
  * however many: the application's wait copies them at the same cost. Nor
  * does an answer the round made the MPI write (a rendezvous reply, the
- * next piece of a message): the MPI writes it in the wait all the same,
- * and the wire took the rest meanwhile. Counted as useful, as any write
- * once was, such rounds kept the watcher awake through every 64 KiB
+ * next piece of a message): the MPI writes it in the wait all the same.
+ * Counted as useful, such rounds kept the watcher awake through every 64 KiB
  * collective across two hosts (UCX's TCP answers each 32 KiB piece; 1.4
  * wake-ups per operation at about 50 us each, on the computing cores) and
  * cost 40-60 points of overlap against native's (docs/performance.md). A
@@ -259,7 +258,7 @@ static bool window_pressed(int fd, int unread)
 	int buf = 0;
 	socklen_t len = sizeof(buf);
 	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, &len) != 0 || buf <= 0)
-		return true; /* unknown: as before the counts, a stream */
+		return true; /* unknown: rather a stream than a stalled sender */
 	return (int64_t)unread * HOLD_STREAM_SHARE >= buf;
 }
 
@@ -659,7 +658,8 @@ static bool round_filled(void)
 
 /* After a round: whether arrivals pause (see the top). `read`: the round
  * read from a socket; `pressed`: from one whose window was about to close;
- * `useful`: from a socket whose bytes cannot be counted. */
+ * `useful`: it filled a send buffer (round_filled()), or read from a
+ * socket whose bytes cannot be counted. */
 static void judge_round(bool read, bool pressed, bool useful)
 {
 	if (!judging || !read || !hold_max_ns)
