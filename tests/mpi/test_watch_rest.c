@@ -9,7 +9,7 @@
  * reads the socket itself: a wake-up of the watcher there runs no round
  * (a few do run, in the moment between two of rank 1's calls, and read a
  * small message: no help either). Once at most 8 of 64 wake-ups in a row
- * moved data the watcher must rest (10 ms,
+ * were needed the watcher must rest (10 ms,
  * doubling), so rank 1's watcher wakes at most MAX_WAKES times (70-80
  * here, up to 147 with both cores loaded). With PIANO_MPI_WATCH_REST_MS=0
  * it keeps waking (for every arrival that finds a socket listening:
