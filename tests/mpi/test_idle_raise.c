@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * An idle thread makes its MPI calls at SCHED_OTHER (PIANO_MPI_RAISE_CALLS,
- * docs/mpi.md "Idle threads in the MPI"): preempted at SCHED_IDLE inside a
- * call, it kept the MPI's socket or lock until its core was idle again.
+ * With PIANO_MPI_RAISE_CALLS=1 an idle thread makes its MPI calls at
+ * SCHED_OTHER (docs/mpi.md "Idle threads in the MPI"): preempted at
+ * SCHED_IDLE inside a call, it kept the MPI's socket or lock until its core
+ * was idle again.
  *
  * Observed from inside a background round: rank 1 starts a graph whose
  * compute node depends on a receive, and sleeps without MPI calls while
