@@ -15,6 +15,7 @@
  */
 #include <piano/piano.h>
 
+#include "sched_groups.h" /* src/mpi: PIANO_MPI_RAISE_CALLS=auto's probe */
 #include "settings.h" /* the MPI layer's table: listed even without an MPI */
 #include "sys.h"      /* src/core: the platform layer */
 
@@ -132,6 +133,11 @@ static int print_scheduling(void)
 	if (res > 0)
 		printf("  %-21s%s (RLIMIT_NICE %s; needs CAP_SYS_NICE or 20)\n",
 		       "back to SCHED_OTHER:", res == 2 ? "permitted" : "not permitted", nice);
+	/* PIANO_MPI_RAISE_CALLS=auto raises only without such a group. */
+	char why[160];
+	int groups = sched_groups_probe("", why, sizeof why);
+	printf("  %-21s%s%s\n", "scheduling groups:", why,
+	       groups ? " (SCHED_IDLE ranks idle threads within this group only)" : "");
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "watch.h"
 #include "serial.h"
 #include "retire.h"
+#include "sched_groups.h"
 #include "starve.h"
 
 #include <dirent.h>
@@ -342,6 +343,27 @@ static void file_helper_check(void)
 }
 
 /* Called with setup_lock held, MPI initialised, thread level `real`. */
+/* PIANO_MPI_RAISE_CALLS: 0, 1, or auto (raise only where the process is
+ * not a scheduling group of its own: sched_groups.h). Set once in setup(),
+ * read by print_stats() at finalize. */
+enum { RAISE_OFF, RAISE_ON, RAISE_AUTO };
+static long raise_setting;
+static char raise_why[160] = "not probed";
+static int nidle_started;
+
+static bool raise_decide(void)
+{
+	raise_setting = pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL);
+	if (raise_setting != RAISE_AUTO)
+		return raise_setting == RAISE_ON;
+	return sched_groups_probe("", raise_why, sizeof raise_why) == 0;
+}
+
+static const char *raise_setting_name(void)
+{
+	return raise_setting == RAISE_ON ? "1" : raise_setting == RAISE_OFF ? "0" : "auto";
+}
+
 static void setup(int real)
 {
 	int rank = 0;
@@ -416,8 +438,9 @@ static void setup(int real)
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	piano_thread_count(PIANO_POINT_TIMER, &ntimer);
 	pmpi_g.threaded = concurrent && (nidle + ntimer) > 0;
+	nidle_started = nidle;
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
-	starve_setup(pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0, pmpi_g.local_rank == 0);
+	starve_setup(raise_decide(), pmpi_g.local_rank == 0);
 	if (pmpi_g.threaded)
 		retire_setup(pmpi_g.local_rank == 0);
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
@@ -911,6 +934,12 @@ static void print_stats(void)
 		        "# piano-mpi rank %d: idle threads raised to SCHED_OTHER for %llu rounds "
 		        "of MPI calls%s\n",
 		        rank, raised, refused ? " (refused from then on: not permitted)" : "");
+	if (nidle_started)
+		fprintf(stderr,
+		        "# piano-mpi rank %d: idle threads' MPI calls %s (PIANO_MPI_RAISE_CALLS=%s; "
+		        "scheduling groups: %s)\n",
+		        rank, starve_raising() ? "raised to SCHED_OTHER" : "at SCHED_IDLE",
+		        raise_setting_name(), raise_why);
 	if (retire_done())
 		fprintf(stderr,
 		        "# piano-mpi rank %d: idle threads retired (the MPI's traffic goes over "

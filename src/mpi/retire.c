@@ -38,6 +38,7 @@
  */
 #include "retire.h"
 #include "base.h"
+#include "starve.h"
 #include "sys.h"
 
 #include <sched.h>
@@ -64,7 +65,7 @@ void retire_setup(bool tell_it)
 	int nidle = 0;
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	tell = tell_it;
-	raise_calls = pmpi_setting("PIANO_MPI_RAISE_CALLS", NULL) != 0;
+	raise_calls = starve_raising();
 	if (!pmpi_setting("PIANO_MPI_IDLE_RETIRE", NULL) || nidle == 0 || !node_full())
 		return;
 	atomic_store_explicit(&armed, true, memory_order_relaxed);
@@ -90,7 +91,7 @@ void retire_mpi_found(void)
 		          "(docs/mpi.md, \"Idle threads in the MPI\"; PIANO_MPI_IDLE_RETIRE=0 "
 		          "keeps them)",
 		          raise_calls ? "no CAP_SYS_NICE, RLIMIT_NICE below 20: `ulimit -e`"
-		                      : "PIANO_MPI_RAISE_CALLS=0, the default");
+		                      : "PIANO_MPI_RAISE_CALLS off");
 }
 
 bool retire_done(void) { return atomic_load_explicit(&done, memory_order_relaxed); }

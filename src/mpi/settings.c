@@ -155,18 +155,19 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "starts one twice as long, a fruitful one ends the doubling; never while a delegated "
 	  "wait or a graph collective needs the watcher (docs/mpi.md, \"Every core busy: the "
 	  "socket watcher\"). `0`: never rests." },
-	{ "PIANO_MPI_RAISE_CALLS", PIANO_SETTING_BOOL, "0", 0, 1, NULL, NULL, NULL,
+	{ "PIANO_MPI_RAISE_CALLS", PIANO_SETTING_CHOICE, "auto", 0, 0, "0,1,auto", NULL, NULL,
 	  "`1`: an idle thread switches from `SCHED_IDLE` to `SCHED_OTHER` for each round of MPI "
 	  "calls it makes and back after it (two system calls), so that a thread waking on its "
 	  "core does not preempt it inside the MPI, where it may hold a socket or a lock the "
-	  "application then waits for. Not the default: where each process is a scheduling "
-	  "group of its own (an autogroup per session, a cgroup per job) and the CPUs are busy, "
-	  "these switches made whole ranks wait for the CPU for 0.2-170 s (docs/mpi.md, \"Idle "
-	  "threads in the MPI\"). Needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of 20 (`ulimit -e "
-	  "20`); without them the local rank 0 says so once. `0`: idle threads stay at "
-	  "`SCHED_IDLE` in their calls; a thread starting a native wait raises one caught inside "
-	  "a call until it returns, and over TCP on a node with no spare CPU they retire "
-	  "(`PIANO_MPI_IDLE_RETIRE`)." },
+	  "application then waits for. `auto`: only where the process is not a scheduling group "
+	  "of its own (no autogroups, no cgroup with the cpu controller; `PIANO_STATS=1` says "
+	  "which): `SCHED_IDLE` ranks a thread only within its group, and there the switches "
+	  "made whole ranks wait for the CPU for 0.2-170 s while other groups computed "
+	  "(docs/mpi.md, \"Idle threads in the MPI\"). Needs `CAP_SYS_NICE` or an `RLIMIT_NICE` "
+	  "of 20 (`ulimit -e 20`); without them the local rank 0 says so once. `0`: idle threads "
+	  "stay at `SCHED_IDLE` in their calls; a thread starting a native wait raises one "
+	  "caught inside a call until it returns, and over TCP on a node with no spare CPU they "
+	  "retire (`PIANO_MPI_IDLE_RETIRE`)." },
 	{ "PIANO_MPI_IDLE_RETIRE", PIANO_SETTING_BOOL, "1", 0, 1, NULL, NULL, NULL,
 	  "`1`: where idle threads must stay at `SCHED_IDLE` for their MPI calls (see "
 	  "`PIANO_MPI_RAISE_CALLS`) and the node has no spare CPU, they are retired for the rest "

@@ -127,6 +127,8 @@ void starve_setup(bool raise, bool tell)
 	atomic_store_explicit(&tell_refusal, tell, memory_order_relaxed);
 }
 
+bool starve_raising(void) { return atomic_load_explicit(&raise_calls, memory_order_relaxed); }
+
 static void refused(void)
 {
 	if (atomic_exchange_explicit(&boost_denied, 1, memory_order_relaxed) ||

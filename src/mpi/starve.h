@@ -16,6 +16,10 @@ struct poker;
 /* PIANO_MPI_RAISE_CALLS, and whether this process reports a refusal, at
  * set-up. */
 void starve_setup(bool raise, bool tell);
+
+/* Whether idle threads raise themselves for their MPI calls (the decision
+ * starve_setup() was given). */
+bool starve_raising(void);
 /* Around an engine thread's MPI calls (a progress round, offloaded posts):
  * an idle thread switches to SCHED_OTHER and back; returns whether it did
  * (then pass true to starve_lower()). Does not nest: an inner call returns
