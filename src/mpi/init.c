@@ -936,8 +936,8 @@ static void print_stats(void)
 		        rank, raised, refused ? " (refused from then on: not permitted)" : "");
 	if (nidle_started)
 		fprintf(stderr,
-		        "# piano-mpi rank %d: idle threads' MPI calls %s (PIANO_MPI_RAISE_CALLS=%s; "
-		        "scheduling groups: %s)\n",
+		        "# piano-mpi rank %d: idle threads' MPI calls %s "
+		        "(PIANO_MPI_RAISE_CALLS=%s; scheduling groups: %s)\n",
 		        rank, starve_raising() ? "raised to SCHED_OTHER" : "at SCHED_IDLE",
 		        raise_setting_name(), raise_why);
 	if (retire_done())

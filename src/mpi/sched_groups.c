@@ -87,7 +87,7 @@ int sched_groups_probe(const char *root, char *why, size_t why_size)
 				v1_cpu = true;
 				if (strcmp(path, "/") != 0) {
 					v1_group = true;
-					snprintf(why, why_size, "cgroup %s (v1 cpu controller)", path);
+					snprintf(why, why_size, "cgroup %s (v1 cpu)", path);
 				}
 			}
 		}
