@@ -442,7 +442,7 @@ static void setup(int real)
 	pmpi_g.stats = pmpi_setting("PIANO_STATS", NULL) != 0;
 	starve_setup(raise_decide(), pmpi_g.local_rank == 0);
 	if (pmpi_g.threaded)
-		retire_setup(pmpi_g.local_rank == 0);
+		retire_setup(starve_raising(), pmpi_g.local_rank == 0);
 	pmpi_g.linger_ns = (uint64_t)pmpi_setting("PIANO_MPI_LINGER_US", NULL) * 1000u;
 	char coll[256];
 	pmpi_setting_text("PIANO_COLL", coll, sizeof(coll), NULL);

@@ -38,7 +38,6 @@
  */
 #include "retire.h"
 #include "base.h"
-#include "starve.h"
 #include "sys.h"
 
 #include <sched.h>
@@ -60,12 +59,12 @@ static bool node_full(void)
 	       (long)pmpi_g.local_size * CPU_COUNT(&own) == node;
 }
 
-void retire_setup(bool tell_it)
+void retire_setup(bool raising, bool tell_it)
 {
 	int nidle = 0;
 	piano_thread_count(PIANO_POINT_IDLE, &nidle);
 	tell = tell_it;
-	raise_calls = starve_raising();
+	raise_calls = raising;
 	if (!pmpi_setting("PIANO_MPI_IDLE_RETIRE", NULL) || nidle == 0 || !node_full())
 		return;
 	atomic_store_explicit(&armed, true, memory_order_relaxed);

@@ -11,9 +11,10 @@
 #include <stdbool.h>
 
 /* At set-up, after piano_init and before the socket watcher starts: whether
- * the watcher should look for the MPI's TCP connections. `tell`: this
- * process reports the retirement (the node's rank 0). */
-void retire_setup(bool tell);
+ * the watcher should look for the MPI's TCP connections. `raising`: idle
+ * threads raise themselves for their MPI calls (starve_setup()'s decision).
+ * `tell`: this process reports the retirement (the node's rank 0). */
+void retire_setup(bool raising, bool tell);
 /* Still looking: the watcher skips retire_mpi_found() once it is not. */
 bool retire_watching(void);
 /* The watcher found a TCP connection of the MPI's (mpi_sock_kind(), not the
