@@ -90,7 +90,8 @@ void retire_mpi_found(void)
 		          "(docs/mpi.md, \"Idle threads in the MPI\"; PIANO_MPI_IDLE_RETIRE=0 "
 		          "keeps them)",
 		          raise_calls ? "no CAP_SYS_NICE, RLIMIT_NICE below 20: `ulimit -e`"
-		                      : "PIANO_MPI_RAISE_CALLS off");
+		                      : "PIANO_MPI_RAISE_CALLS=0, or auto in a scheduling group of "
+		                        "its own");
 }
 
 bool retire_done(void) { return atomic_load_explicit(&done, memory_order_relaxed); }
