@@ -9,5 +9,6 @@ int bench_submit(void);       /* bench_submit.c */
 int bench_reaction(void);     /* bench_reaction.c */
 int bench_interference(void); /* bench_interference.c */
 int bench_cond(void);         /* bench_cond.c */
+int bench_groups(void);       /* bench_groups.c */
 
 #endif

@@ -28,6 +28,8 @@ static const struct bench benches[] = {
 	{ "interference", "slowdown of a compute loop caused by idle/timer threads",
 	  bench_interference },
 	{ "cond", "piano_cond wake-up latency, spinning vs blocked waiter", bench_cond },
+	{ "groups", "other processes' CPU beside an engine, each process its own scheduling group",
+	  bench_groups },
 };
 #define NBENCH ((int)(sizeof(benches) / sizeof(benches[0])))
 
