@@ -122,33 +122,42 @@ static int run_once(const struct groups_row *r, int nproc, double secs, double *
 {
 	int fds[MAXPROC];
 	pid_t pids[MAXPROC];
+	int started = 0;
+	bool failed = false;
 	fflush(stdout);
-	for (int i = 0; i < nproc; i++) {
+	for (; started < nproc; started++) {
 		int p[2];
-		SCHECK(pipe(p));
-		pids[i] = fork();
-		if (pids[i] < 0) {
-			fprintf(stderr, "piano-bench-core: fork failed\n");
-			return -1;
-		}
-		if (pids[i] == 0) {
+		if (pipe(p) != 0)
+			break;
+		pid_t pid = fork();
+		if (pid < 0) {
 			close(p[0]);
-			_exit(child(r, r->engine && i == 0, secs, p[1]));
+			close(p[1]);
+			break;
+		}
+		if (pid == 0) {
+			close(p[0]);
+			_exit(child(r, r->engine && started == 0, secs, p[1]));
 		}
 		close(p[1]);
-		fds[i] = p[0];
+		fds[started] = p[0];
+		pids[started] = pid;
 	}
-	int failed = 0;
+	if (started < nproc) {
+		fprintf(stderr, "piano-bench-core: groups: cannot start process %d of %d\n",
+		        started + 1, nproc);
+		failed = true; /* the ones started still run to their end and are reaped */
+	}
 	double worst = 0, cpu = 0;
-	for (int i = 0; i < nproc; i++) {
+	for (int i = 0; i < started; i++) {
 		struct spin_result res = { -1, 0 };
 		if (read(fds[i], &res, sizeof(res)) != (ssize_t)sizeof(res))
-			failed++;
+			failed = true;
 		close(fds[i]);
 		int st = 0;
 		waitpid(pids[i], &st, 0);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			failed++;
+			failed = true;
 		if (i == 0 && r->engine)
 			continue; /* the engine's own spinner is not a neighbour */
 		if (res.gap_ms > worst)
@@ -156,7 +165,8 @@ static int run_once(const struct groups_row *r, int nproc, double secs, double *
 		cpu += res.cpu_s;
 	}
 	if (failed) {
-		fprintf(stderr, "piano-bench-core: groups: %d processes failed\n", failed);
+		fprintf(stderr, "piano-bench-core: groups: a process did not start, report its "
+		                "result or exit with 0\n");
 		return -1;
 	}
 	int neighbours = r->engine ? nproc - 1 : nproc;
