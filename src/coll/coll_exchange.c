@@ -77,6 +77,60 @@ static char *block_at(const struct coll_blocks *b, int i, int *n, MPI_Datatype *
 	return (char *)(uintptr_t)b->base + d * ext;
 }
 
+/* The bytes n elements of type span from their first byte: the true
+ * extent of one, then the extent of each further one. *shift: the true
+ * lower bound (where the first byte lies from the elements' address). */
+static size_t elements_span(int n, MPI_Datatype type, MPI_Aint *shift)
+{
+	MPI_Aint lb, ext, tlb, text;
+	PMPI_Type_get_extent(type, &lb, &ext);
+	PMPI_Type_get_true_extent(type, &tlb, &text);
+	*shift = tlb;
+	return n > 0 ? (size_t)(text + (MPI_Aint)(n - 1) * ext) : 0;
+}
+
+/* In place with blocks of varied counts or types (MPI_Ialltoallv,
+ * MPI_Ialltoallw): each block but the rank's own is copied to the scratch
+ * memory before it goes out, since the receive from the same peer
+ * overwrites it; base[j] is block j's copy (its count and type are
+ * recv's), node[j] the COPY node that block j's send and receive wait for
+ * (-1: an empty block, nothing to wait for). Each block waits for its own
+ * copy only, so the first exchanges start while later blocks are copied. */
+static int stage_blocks(struct coll_op *op, const struct coll_blocks *recv, char **base, int *node)
+{
+	enum { ALIGN = 16 };
+	size_t *at = malloc(sizeof(*at) * (size_t)op->size), total = 0;
+	if (!at)
+		return MPI_ERR_NO_MEM;
+	for (int j = 0; j < op->size; j++) {
+		int n;
+		MPI_Datatype t;
+		MPI_Aint shift;
+		block_at(recv, j, &n, &t);
+		at[j] = total;
+		if (j != op->rank)
+			total += (elements_span(n, t, &shift) + ALIGN - 1) / ALIGN * ALIGN;
+	}
+	char *scratch = coll_op_scratch(op, total);
+	int rc = scratch ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+	for (int j = 0; j < op->size && rc == MPI_SUCCESS; j++) {
+		int n;
+		MPI_Datatype t;
+		MPI_Aint shift;
+		char *b = block_at(recv, j, &n, &t);
+		node[j] = -1;
+		if (j == op->rank)
+			continue;
+		size_t span = elements_span(n, t, &shift);
+		base[j] = scratch + at[j] - shift;
+		if (span > 0)
+			rc = coll_mpi_error(
+			        piano_graph_add_copy(op->g, b, n, t, base[j], n, t, &node[j]));
+	}
+	free(at);
+	return rc;
+}
+
 struct coll_block_layout coll_block_layout_of(const void *base, int count, MPI_Datatype type)
 {
 	MPI_Aint lb, ext, tlb, text;
@@ -123,7 +177,17 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 	if (coll_op_reused(op))
 		return coll_op_start(op, request);
 	int staged = -1, in_place = send.base == MPI_IN_PLACE;
-	if (in_place) { /* uniform blocks only (coll.c) */
+	char **copies = NULL; /* in place with varied blocks: stage_blocks() */
+	int *copied = NULL;
+	if (in_place && (recv.counts || recv.types)) {
+		copies = calloc((size_t)op->size, sizeof(*copies) + sizeof(*copied));
+		copied = copies ? (int *)(copies + op->size) : NULL;
+		rc = copies ? stage_blocks(op, &recv, copies, copied) : MPI_ERR_NO_MEM;
+		if (rc == MPI_SUCCESS)
+			atomic_fetch_add_explicit(&pmpi_g.graph_staged_blocks, 1,
+			                          memory_order_relaxed);
+		send = recv;
+	} else if (in_place) {
 		char *copy = NULL;
 		rc = stage_in_place(op, (void *)(uintptr_t)recv.base, recv.count, recv.type, &copy,
 		                    &staged);
@@ -156,12 +220,18 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		int rn, sn;
 		MPI_Datatype rt, st;
 		char *rb = block_at(&recv, from, &rn, &rt), *sb = block_at(&send, to, &sn, &st);
+		if (copies)
+			sb = copies[to];
 		COLL_ADD(piano_graph_add_recv(op->g, rb, rn, rt, from, op->tag, &r));
 		COLL_ADD(piano_graph_add_send(op->g, sb, sn, st, to, op->tag, &s));
 		if (staged >= 0) {
 			COLL_ADD(piano_graph_add_edge(op->g, staged, r));
 			COLL_ADD(piano_graph_add_edge(op->g, staged, s));
 		}
+		if (copies && copied[from] >= 0)
+			COLL_ADD(piano_graph_add_edge(op->g, copied[from], r));
+		if (copies && copied[to] >= 0)
+			COLL_ADD(piano_graph_add_edge(op->g, copied[to], s));
 		if (w && rc == MPI_SUCCESS) {
 			int *slot = &ring[2 * ((i - 1) % w)];
 			if (i > w) {
@@ -176,6 +246,7 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		}
 	}
 	free(ring);
+	free(copies);
 	if (!in_place) {
 		int rn, sn;
 		MPI_Datatype rt, st;

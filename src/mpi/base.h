@@ -34,18 +34,18 @@
 #define pmpi_warn(...) warn_line("piano-mpi", __VA_ARGS__)
 
 struct pmpi_state {
-	int ready;        /* piano set up (after MPI_Init or lazily) */
-	int threaded;     /* background progress: the engine has threads, and the MPI gave
+	int ready;             /* piano set up (after MPI_Init or lazily) */
+	int threaded;          /* background progress: the engine has threads, and the MPI gave
 	                   * THREAD_MULTIPLE or piano serializes the calls (serial) */
-	int serial;       /* serialized mode (serial.h): set before piano's threads exist */
+	int serial;            /* serialized mode (serial.h): set before piano's threads exist */
 	const char *level_why; /* PIANO_MPI_THREAD_LEVEL=auto: why not serialized mode */
-	int provided_app; /* thread level reported to the application */
-	long eager_limit; /* bytes; sends up to this size are not tracked */
+	int provided_app;      /* thread level reported to the application */
+	long eager_limit;      /* bytes; sends up to this size are not tracked */
 	const char *eager_source;
 	piano_ltask_t *progress;
 	int stats;
-	uint64_t linger_ns;   /* PIANO_MPI_LINGER_US */
-	unsigned coll_graph;  /* PIANO_COLL: collectives run as graphs (pmpi_coll_bit) */
+	uint64_t linger_ns;  /* PIANO_MPI_LINGER_US */
+	unsigned coll_graph; /* PIANO_COLL: collectives run as graphs (pmpi_coll_bit) */
 	/* PIANO_COLL=auto agreed by every rank (init.c), and its
 	 * PIANO_COLL_AUTO_MIN; with coll_graph, written by MPI_Init_thread
 	 * before it returns, read by the application's calls after. */
@@ -63,13 +63,14 @@ struct pmpi_state {
 	_Atomic int finalizing;
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;
-	_Atomic uint64_t graph_reused; /* graph collectives run on a kept graph (coll_op.c) */
+	_Atomic uint64_t graph_reused;       /* graph collectives run on a kept graph (coll_op.c) */
 	_Atomic uint64_t graph_window_edges; /* edges PIANO_COLL_WINDOW added (coll_op.c) */
 	_Atomic uint64_t graph_redscat;      /* allreduces built as reduce-scatter + allgather */
 	_Atomic uint64_t graph_halving;      /* reduce-scatters built by recursive halving */
 	_Atomic uint64_t graph_pairwise;     /* reduce-scatters built by pairwise messages */
 	_Atomic uint64_t graph_persistent; /* persistent collectives made graphs (coll_persist.c) */
 	_Atomic uint64_t graph_bcast_scatter; /* broadcasts built as scatter + allgather */
+	_Atomic uint64_t graph_staged_blocks; /* in-place v/w all-to-alls staged block by block */
 };
 
 /* Written by set-up (init.c) under its lock before `ready` is published;

@@ -307,14 +307,17 @@ static int ialltoallv_at(const void *sendbuf, const int sendcounts[], const int 
                          const struct call *c)
 {
 	pmpi_ensure();
-	/* In place, the blocks would have to be staged one by one: the MPI's. */
+	/* In place, the send arguments are ignored (the graph stages each
+	 * block of recvbuf before it goes out). */
+	bool in_place = sendbuf == MPI_IN_PLACE;
 	struct coll_blocks send = varied(sendbuf, sendcounts, sdispls, sendtype),
 	                   recv = varied(recvbuf, recvcounts, rdispls, recvtype);
-	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE &&
+	if (comm != MPI_COMM_NULL &&
 	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
-	              blocks_ok(comm, &send) && blocks_ok(comm, &recv))) {
+	              (in_place || blocks_ok(comm, &send)) && blocks_ok(comm, &recv))) {
 		GRAPH_BEGIN(c);
-		send.type = GRAPH_TYPE(c, sendtype);
+		if (!in_place)
+			send.type = GRAPH_TYPE(c, sendtype);
 		recv.type = GRAPH_TYPE(c, recvtype);
 		int rc = coll_ialltoall(send, recv, comm, c->request);
 		GRAPH_END(c, rc);
@@ -347,16 +350,18 @@ static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int 
                          const struct call *c)
 {
 	pmpi_ensure();
-	/* In place, as Ialltoallv's: the MPI's. */
+	/* In place, as Ialltoallv's: the send arguments are ignored. */
+	bool in_place = sendbuf == MPI_IN_PLACE;
 	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
 	                   recv = typed(recvbuf, recvcounts, rdispls, recvtypes);
 	int size = 0;
-	if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && sendtypes && recvtypes &&
+	if (comm != MPI_COMM_NULL && (in_place || sendtypes) && recvtypes &&
 	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
-	              blocks_ok(comm, &send) && blocks_ok(comm, &recv) &&
+	              (in_place || blocks_ok(comm, &send)) && blocks_ok(comm, &recv) &&
 	                      PMPI_Comm_size(comm, &size) == MPI_SUCCESS)) {
 		GRAPH_BEGIN(c);
-		send.types = GRAPH_TYPES(c, sendtypes, size);
+		if (!in_place)
+			send.types = GRAPH_TYPES(c, sendtypes, size);
 		recv.types = GRAPH_TYPES(c, recvtypes, size);
 		int rc = coll_ialltoall(send, recv, comm, c->request);
 		GRAPH_END(c, rc);

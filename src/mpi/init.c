@@ -54,7 +54,8 @@ static void override(struct overrides *o, const char *name, const char *value)
 			return;
 		}
 	if (o->n == (int)(sizeof(o->ov) / sizeof(o->ov[0]))) {
-		pmpi_warn("internal error: more than %d settings overridden at set-up; exiting", o->n);
+		pmpi_warn("internal error: more than %d settings overridden at set-up; exiting",
+		          o->n);
 		pmpi_die();
 	}
 	o->ov[o->n++] = (struct piano_override){ name, value };
@@ -869,7 +870,7 @@ static void print_stats(void)
 	        "delegated waits %llu, graph collectives %llu, reused %llu, window edges %llu, "
 	        "reduce-scatter allreduces %llu, halving reduce-scatters %llu, "
 	        "pairwise reduce-scatters %llu, persistent graphs %llu, "
-	        "scatter-allgather broadcasts %llu, "
+	        "scatter-allgather broadcasts %llu, in-place exchanges staged by block %llu, "
 	        "still pending %ld, "
 	        "eager limit %ld "
 	        "B "
@@ -887,7 +888,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.graph_halving),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_pairwise),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_persistent),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_bcast_scatter), track_pending(),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_bcast_scatter),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_staged_blocks), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
 	        : pmpi_g.serial  ? "on (serialized mode)"
@@ -922,7 +924,8 @@ static void print_stats(void)
 		watch_stats(&ws);
 		fprintf(stderr,
 		        "# piano-mpi rank %d: socket watcher: woken %llu times by sockets, %llu "
-		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times, rested "
+		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times, "
+		        "rested "
 		        "%llu times, %llu fd-table scans\n",
 		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds, ws.rests,
 		        ws.scans);

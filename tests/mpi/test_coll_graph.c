@@ -397,22 +397,29 @@ static void check_vexchanges(MPI_Comm comm, int *iter)
 				for (int inplace = 0; inplace < 2; inplace++) {
 					int n = units[u];
 					for (int i = 0; i < size; i++) {
-						/* alltoallv: rank r sends ((r + 2i) % 3) n to i */
-						sc[i] = which == 0 ? (rank + 2 * i) % 3 * n
-						                   : i % 3 * n;
-						rc[i] = which == 0 ? (i + 2 * rank) % 3 * n
-						                   : i % 3 * n;
+						/* alltoallv: rank r sends ((r + 2i) % 3) n to i;
+						 * in place, (r + i) % 3 n both ways */
+						sc[i] = which == 0
+						                ? (rank + (2 - inplace) * i) % 3 * n
+						                : i % 3 * n;
+						rc[i] = which == 0
+						                ? (i + (2 - inplace) * rank) % 3 * n
+						                : i % 3 * n;
 					}
 					int slen = layout_v(size, sc, sd),
 					    rlen = layout_v(size, rc, rd);
 					for (int i = 0; i < slen; i++)
 						s[i] = rank * 100000 + i;
 					int ip = inplace &&
-					         (which == 1 || (which >= 2 && rank == root));
+					         (which <= 1 || (which >= 2 && rank == root));
 					int mine = rank % 3 * n; /* allgatherv, gatherv, scatterv */
 					for (int i = 0; i < rlen; i++)
 						a[i] = b[i] = -5;
-					if (ip && which != 3) /* this rank's block is in place */
+					if (ip && which == 0) /* every block to send is in place */
+						for (int i = 0; i < rlen; i++)
+							a[i] = b[i] = rank * 100000 + i;
+					if (ip && (which == 1 ||
+					           which == 2)) /* this rank's block is in place */
 						for (int i = 0; i < mine; i++)
 							a[rd[rank] + i] = b[rd[rank] + i] = s[i];
 					if (ip && which == 3) /* the root keeps its own block */
@@ -424,7 +431,7 @@ static void check_vexchanges(MPI_Comm comm, int *iter)
 					MPI_Request req;
 					switch (which) {
 					case 0:
-						CHECK_MPI(MPI_Ialltoallv(s, sc, sd, MPI_INT, a, rc,
+						CHECK_MPI(MPI_Ialltoallv(sb, sc, sd, MPI_INT, a, rc,
 						                         rd, MPI_INT, comm, &req));
 						break;
 					case 1:
@@ -443,7 +450,7 @@ static void check_vexchanges(MPI_Comm comm, int *iter)
 					complete(&req, (enum how)((*iter)++ % NHOW), comm);
 					switch (which) {
 					case 0:
-						CHECK_MPI(MPI_Alltoallv(s, sc, sd, MPI_INT, b, rc,
+						CHECK_MPI(MPI_Alltoallv(sb, sc, sd, MPI_INT, b, rc,
 						                        rd, MPI_INT, comm));
 						break;
 					case 1:
@@ -487,7 +494,8 @@ static int layout_w(int size, const int *cnt, const MPI_Datatype *type, MPI_Data
 /* Ialltoallw: the counts of check_vexchanges()'s alltoallv (0 between some
  * pairs) in blocks of 0, 1, 7 and 10,000 elements, a datatype per block
  * (MPI_INT or the vector type, each side choosing its own, so a rank's own
- * block is copied between the two) and byte displacements. */
+ * block is copied between the two) and byte displacements; then in place
+ * (each pair's count and type the same both ways). */
 static void check_wexchange(MPI_Comm comm, MPI_Datatype vec, int *iter)
 {
 	int rank, size;
@@ -501,23 +509,25 @@ static void check_wexchange(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
 	    *b = malloc(sizeof(int) * cap);
 	CHECK(sc && st && s && a && b);
-	for (int u = 0; u < 4; u++) {
-		int n = units[u];
+	for (int k = 0; k < 8; k++) {
+		int n = units[k % 4], ip = k >= 4;
 		for (int i = 0; i < size; i++) {
-			sc[i] = (rank + 2 * i) % 3 * n;
-			rc[i] = (i + 2 * rank) % 3 * n;
+			/* in place: the same count and type both ways */
+			sc[i] = (rank + (2 - ip) * i) % 3 * n;
+			rc[i] = (i + (2 - ip) * rank) % 3 * n;
 			st[i] = (rank + i) % 2 ? vec : MPI_INT;
-			rt[i] = i % 2 ? vec : MPI_INT;
+			rt[i] = (i + ip * rank) % 2 ? vec : MPI_INT;
 		}
 		int slen = layout_w(size, sc, st, vec, sd), rlen = layout_w(size, rc, rt, vec, rd);
 		for (int i = 0; i < slen; i++)
 			s[i] = rank * 100000 + i;
 		for (int i = 0; i < rlen; i++)
-			a[i] = b[i] = -5;
+			a[i] = b[i] = ip ? rank * 100000 + i : -5;
+		const void *sb = ip ? MPI_IN_PLACE : s;
 		MPI_Request req;
-		CHECK_MPI(MPI_Ialltoallw(s, sc, sd, st, a, rc, rd, rt, comm, &req));
+		CHECK_MPI(MPI_Ialltoallw(sb, sc, sd, st, a, rc, rd, rt, comm, &req));
 		complete(&req, (enum how)((*iter)++ % NHOW), comm);
-		CHECK_MPI(MPI_Alltoallw(s, sc, sd, st, b, rc, rd, rt, comm));
+		CHECK_MPI(MPI_Alltoallw(sb, sc, sd, st, b, rc, rd, rt, comm));
 		CHECK(memcmp(a, b, sizeof(int) * (size_t)rlen) == 0);
 	}
 	free(sc);
