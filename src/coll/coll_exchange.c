@@ -7,8 +7,10 @@
  * send posted at start (one tag: one message per pair of ranks), so the
  * whole exchange moves with no step waiting for another: size - 1
  * messages per rank (per root for gather and scatter), which suits the
- * communicator sizes of a node or a few; a window bounding the messages in
- * flight is still to come (docs/coll.md). A rank's own block is a COPY.
+ * communicator sizes of a node or a few; the all-to-alls' exchanges go in
+ * pairwise order, at most PIANO_COLL_WINDOW in flight (docs/coll.md,
+ * "Window"). A rank's own block is a COPY; in place, the blocks to send
+ * are copied first (stage_in_place, stage_blocks).
  */
 #include "base.h"
 #include "coll_algo.h"
