@@ -25,6 +25,7 @@
  */
 #include "mpitest.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define BIG 40000
@@ -377,6 +378,19 @@ static int layout_v(int size, const int *cnt, int *dsp)
 	return at;
 }
 
+/*
+ * Whether piano runs the all-to-alls as graphs (PIANO_COLL=graph, or a
+ * graph: list naming ialltoall). Open MPI 4.1.4's own MPI_Ialltoallv in
+ * place gives wrong blocks (4 ranks, blocks of 3,000 ints, checked against
+ * its blocking MPI_Alltoallv out of place), so the in-place v and w forms
+ * are checked only where piano's graphs run them.
+ */
+static bool alltoall_graphs(void)
+{
+	const char *v = getenv("PIANO_COLL");
+	return v && (!strcmp(v, "graph") || (!strncmp(v, "graph:", 6) && strstr(v, "ialltoall")));
+}
+
 /* Ialltoallv, Iallgatherv, Igatherv, Iscatterv with blocks of varied sizes
  * (zero included) and gaps, in place where MPI allows it, every root. */
 static void check_vexchanges(MPI_Comm comm, int *iter)
@@ -395,6 +409,8 @@ static void check_vexchanges(MPI_Comm comm, int *iter)
 		for (int which = 0; which < 4; which++)
 			for (int root = 0; root < (which >= 2 ? size : 1); root++)
 				for (int inplace = 0; inplace < 2; inplace++) {
+					if (which == 0 && inplace && !alltoall_graphs())
+						continue;
 					int n = units[u];
 					for (int i = 0; i < size; i++) {
 						/* alltoallv: rank r sends ((r + 2i) % 3) n to i;
@@ -509,7 +525,7 @@ static void check_wexchange(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	int *s = malloc(sizeof(int) * cap), *a = malloc(sizeof(int) * cap),
 	    *b = malloc(sizeof(int) * cap);
 	CHECK(sc && st && s && a && b);
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < (alltoall_graphs() ? 8 : 4); k++) {
 		int n = units[k % 4], ip = k >= 4;
 		for (int i = 0; i < size; i++) {
 			/* in place: the same count and type both ways */
