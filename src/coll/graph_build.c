@@ -167,6 +167,15 @@ int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *inout, int co
 	n->u.red.count = count;
 	n->u.red.type = type;
 	n->u.red.op = op;
+	/* For cutting it in pieces (graph_share.c); a type whose size or
+	 * extent the MPI does not give is never shared. */
+	MPI_Aint lb, ext;
+	int size;
+	if (PMPI_Type_size(type, &size) == MPI_SUCCESS &&
+	    PMPI_Type_get_extent(type, &lb, &ext) == MPI_SUCCESS && ext > 0) {
+		n->u.red.size = size;
+		n->u.red.extent = ext;
+	}
 	return node_added(g, node);
 }
 

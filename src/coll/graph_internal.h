@@ -6,7 +6,7 @@
  *
  * Ownership. The build fields (nodes' arguments, edges, the CSR arrays) are
  * written only by the application before piano_graph_commit() and are
- * read-only afterwards. The run fields (reqs, stack, ndone, nactive, err_*)
+ * read-only afterwards. The run fields (reqs, stack, share, ndone, nactive, err_*)
  * belong to whoever holds `lock`: the application's thread in start, test
  * and wait, or piano's progress task (which only ever trylocks it, so it
  * never waits for the application). `state` is written under `lock` and
@@ -63,6 +63,8 @@ struct graph_node {
 			int count;
 			MPI_Datatype type;
 			MPI_Op op;
+			int size;        /* bytes of one element (0: not shared) */
+			MPI_Aint extent; /* stride of the elements */
 		} red;
 		struct {
 			const void *src;
@@ -121,6 +123,9 @@ struct piano_graph {
 	/* run (under lock) */
 	int nstack, ndone, nactive, npolling;
 	int err_code, err_node;
+	/* Ready reductions and copies that idle threads help with
+	 * (graph_share.h); NULL between them and when the run ends. */
+	struct graph_share *share;
 	int ending; /* final state once the run has ended, 0 before */
 	/* A waiter asleep on its own cond (graph_run.c), signalled by the
 	 * thread that ends the run once every lock is released */

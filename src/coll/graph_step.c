@@ -10,9 +10,13 @@
  * step pops and runs nodes until the stack is empty, so a chain of local
  * nodes (CALC, REDUCE, COPY) is released iteratively, never by recursion.
  * SEND and RECV nodes post their request and finish when PMPI_Testsome
- * reports it; the others finish as soon as they ran.
+ * reports it; the others finish as soon as they ran, except the large
+ * reductions and copies, which go to a share that idle threads help with
+ * (graph_share.h) and finish once all its pieces are done.
  */
 #include "graph_internal.h"
+#include "graph_share.h"
+#include "starve.h"
 
 #include <string.h>
 
@@ -47,6 +51,11 @@ static void graph_fail(piano_graph_t *g, int node, int code)
 {
 	g->err_node = node;
 	g->err_code = code;
+	if (g->share) {
+		graph_share_drain(g->share);
+		graph_share_put(g->share);
+		g->share = NULL;
+	}
 	for (int i = 0; i < g->nreq; i++) {
 		if (g->reqs[i] == MPI_REQUEST_NULL)
 			continue;
@@ -125,19 +134,74 @@ static int node_run(piano_graph_t *g, int node)
 	return rc;
 }
 
-/* Runs the ready nodes until none is left. Returns false if one failed. */
-static bool run_ready(piano_graph_t *g, unsigned *work)
+/* Moves the ready nodes worth sharing from the stack into a share, when
+ * they make at least two pieces together. */
+static void share_ready(piano_graph_t *g)
 {
-	while (g->nstack) {
-		int node = g->stack[--g->nstack];
-		int rc = node_run(g, node);
-		if (rc) {
-			graph_fail(g, node, rc);
-			return false;
+	/* Partition: the others to the bottom, in their order, the ones to
+	 * share above them (the share keeps its own copy of the list). */
+	int keep = 0;
+	for (int i = 0; i < g->nstack; i++) {
+		int node = g->stack[i];
+		if (graph_share_bytes(&g->nodes[node]))
+			continue;
+		g->stack[i] = g->stack[keep];
+		g->stack[keep++] = node;
+	}
+	if (keep == g->nstack)
+		return;
+	g->share = graph_share_make(g, &g->stack[keep], g->nstack - keep);
+	if (g->share)
+		g->nstack = keep;
+}
+
+/* The share's pieces all finished: its nodes finish. Returns false if a
+ * piece failed (the graph then failed). */
+static bool share_collect(piano_graph_t *g, unsigned *work)
+{
+	const int *nodes;
+	int n, err_node;
+	int err = graph_share_result(g->share, &nodes, &n, &err_node);
+	if (!err)
+		for (int i = 0; i < n; i++) {
+			node_done(g, nodes[i]);
+			(*work)++;
 		}
-		(*work)++;
+	graph_share_put(g->share);
+	g->share = NULL;
+	if (err) {
+		graph_fail(g, err_node, err);
+		return false;
 	}
 	return true;
+}
+
+/* Runs the ready nodes until none is left, sharing the large reductions
+ * and copies: the other nodes first (they post transfers), then this
+ * thread's part of the share. A share whose pieces other threads still run
+ * stays for a later pass. Returns false if a node failed. */
+static bool run_ready(piano_graph_t *g, unsigned *work)
+{
+	for (;;) {
+		if (g->share && graph_share_done(g->share) && !share_collect(g, work))
+			return false;
+		if (!g->share && g->nstack)
+			share_ready(g);
+		while (g->nstack) {
+			int node = g->stack[--g->nstack];
+			int rc = node_run(g, node);
+			if (rc) {
+				graph_fail(g, node, rc);
+				return false;
+			}
+			(*work)++;
+		}
+		if (!g->share)
+			return true;
+		*work += graph_share_work(g->share);
+		if (!graph_share_done(g->share))
+			return true;
+	}
 }
 
 /* Asks the waiting POLL nodes again. Returns false if one failed. */
@@ -225,8 +289,17 @@ unsigned graph_advance(piano_graph_t *g)
 		 * sent none, and the graph stood still until the timer's tick
 		 * (test graph_progress_sockets, 1 run in ~25 with both ranks on
 		 * one core). */
-		if (checked || !g->nactive)
+		if (checked || !g->nactive) {
+			/* Held up by a piece that an idle thread, preempted at
+			 * SCHED_IDLE, still runs: an application thread gives
+			 * it the CPU (the MPI layer's rule for an idle thread's
+			 * MPI call, starve.c). Engine threads do not: the timer
+			 * runs on a computing core. */
+			if (!work && g->share && graph_share_behind(g->share) &&
+			    piano_point_current() < 0)
+				starve_relieve();
 			break;
+		}
 		checked = true;
 	}
 	return work;
@@ -235,6 +308,7 @@ unsigned graph_advance(piano_graph_t *g)
 void graph_arm(piano_graph_t *g)
 {
 	g->ndone = g->nactive = g->nstack = g->npolling = 0;
+	g->share = NULL; /* every run ends with none (collected or drained) */
 	g->ending = 0;
 	g->err_code = 0;
 	g->err_node = -1;

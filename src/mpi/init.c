@@ -8,6 +8,7 @@
 #include "base.h"
 #include "coll_algo.h"
 #include "coll_shadow.h"
+#include "graph_share.h"
 #include "cvar.h"
 #include "eager.h"
 #include "fileio.h"
@@ -484,6 +485,7 @@ static void setup(int real)
 		/* The threshold applies on one node too once the user chose it. */
 		t.bcast_scatter_node = scatter_src != PIANO_SOURCE_DEFAULT;
 		coll_tune(&t);
+		graph_share_setup(pmpi_setting("PIANO_COLL_SHARE", NULL));
 	}
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
@@ -871,7 +873,7 @@ static void print_stats(void)
 	        "reduce-scatter allreduces %llu, halving reduce-scatters %llu, "
 	        "pairwise reduce-scatters %llu, persistent graphs %llu, "
 	        "scatter-allgather broadcasts %llu, in-place exchanges staged by block %llu, "
-	        "still pending %ld, "
+	        "shared reductions %llu (pieces by idle threads %llu), still pending %ld, "
 	        "eager limit %ld "
 	        "B "
 	        "(%s), background "
@@ -889,7 +891,9 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.graph_pairwise),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_persistent),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_bcast_scatter),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_staged_blocks), track_pending(),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_staged_blocks),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_shares),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_pieces_helped), track_pending(),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
 	        : pmpi_g.serial  ? "on (serialized mode)"

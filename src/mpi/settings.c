@@ -257,6 +257,13 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  NULL,
 	  "Smallest communicator on which `MPI_Ibcast` may scatter then allgather (see "
 	  "`PIANO_COLL_BCAST_SCATTER_MIN`). Must be the same on every rank." },
+	{ "PIANO_COLL_SHARE", PIANO_SETTING_INT, "16777216", 0, 2147483647L, NULL, NULL, NULL,
+	  "Smallest total, in bytes, of the reductions and copies that the thread stepping a graph "
+	  "(a collective or `piano_graph_*`) finds ready at once and shares with piano's idle "
+	  "threads: it cuts them in pieces of 64 KiB, which idle threads take beside it, so they "
+	  "run on every idle core at once (docs/coll.md, \"Shared reductions\"). Below it, and "
+	  "for nodes under 4 KiB, the stepping thread runs them alone: data in the caches "
+	  "reduces no faster on two cores. `0`: never." },
 	{ "PIANO_COLL_CACHE", PIANO_SETTING_INT, "16", 0, 1024, NULL, NULL, NULL,
 	  "Finished graph collectives the process keeps for reuse: a collective called again "
 	  "with the same arguments (buffers, counts, predefined datatypes and operation, root) on "
