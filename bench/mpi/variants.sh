@@ -14,6 +14,9 @@
 #   piano-offload    through piano-run with PIANO_OFFLOAD=1 (small
 #                    MPI_Isend calls posted by an idle core; run by default
 #                    only for the offload benchmark)
+#   piano-noshare    through piano-run with PIANO_COLL_SHARE=0 (a graph's
+#                    reductions on the stepping thread only; run only for
+#                    the share benchmark)
 #   mpich-async      MPICH only: its own progress thread
 #                    (MPIR_CVAR_ASYNC_PROGRESS=1; the benchmarks ask for
 #                    MPI_THREAD_MULTIPLE, which it needs)
@@ -21,7 +24,7 @@
 #                    progress thread (btl_tcp_progress_thread=1; it does
 #                    nothing on shared memory)
 
-piano_all_variants="native piano piano-nothread piano-graph piano-offload mpich-async ompi-tcp-thread"
+piano_all_variants="native piano piano-nothread piano-graph piano-offload piano-noshare mpich-async ompi-tcp-thread"
 
 # piano_variant_known V: true if V is one of the variants above.
 piano_variant_known() {
@@ -59,6 +62,7 @@ piano_variant_setup() {
 	piano-nothread) variant_pre=("$2"); variant_env=(PIANO_PROGRESSION=0) ;;
 	piano-graph) variant_pre=("$2"); variant_env=(PIANO_COLL=graph) ;;
 	piano-offload) variant_pre=("$2"); variant_env=(PIANO_OFFLOAD=1) ;;
+	piano-noshare) variant_pre=("$2"); variant_env=(PIANO_COLL_SHARE=0) ;;
 	mpich-async) variant_env=(MPIR_CVAR_ASYNC_PROGRESS=1) ;;
 	ompi-tcp-thread) variant_env=(OMPI_MCA_btl_tcp_progress_thread=1) ;;
 	esac
