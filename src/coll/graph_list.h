@@ -13,6 +13,9 @@
  * advancing (returns the nodes finished). The caller goes through the gate. */
 long graphs_running(void);
 unsigned graphs_progress(void);
+/* SEND and RECV nodes the calling thread has posted so far (graph_step.c):
+ * the socket watcher tells by it whether its round started a transfer. */
+unsigned long graph_posts(void);
 
 /* Threads that advance every running graph themselves, back to back (the
  * MPI layer's waits on graph requests): while one does, the background

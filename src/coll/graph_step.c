@@ -15,10 +15,16 @@
  * (graph_share.h) and finish once all its pieces are done.
  */
 #include "graph_internal.h"
+#include "graph_list.h"
 #include "graph_share.h"
 #include "starve.h"
 
 #include <string.h>
+
+/* graph_posts(): this thread's own count, no sharing. */
+static _Thread_local unsigned long posts_tl;
+
+unsigned long graph_posts(void) { return posts_tl; }
 
 static void graph_push(piano_graph_t *g, int node)
 {
@@ -79,14 +85,18 @@ static int node_run(piano_graph_t *g, int node)
 	case NODE_SEND:
 		rc = PMPI_Isend(n->u.p2p.buf, n->u.p2p.count, n->u.p2p.type, n->u.p2p.peer,
 		                n->u.p2p.tag, g->comm, &g->reqs[n->u.p2p.slot]);
-		if (rc == MPI_SUCCESS)
+		if (rc == MPI_SUCCESS) {
 			g->nactive++;
+			posts_tl++;
+		}
 		return rc;
 	case NODE_RECV:
 		rc = PMPI_Irecv(n->u.p2p.buf, n->u.p2p.count, n->u.p2p.type, n->u.p2p.peer,
 		                n->u.p2p.tag, g->comm, &g->reqs[n->u.p2p.slot]);
-		if (rc == MPI_SUCCESS)
+		if (rc == MPI_SUCCESS) {
 			g->nactive++;
+			posts_tl++;
+		}
 		return rc;
 	case NODE_CALC: rc = n->u.calc.fn(n->u.calc.arg); break;
 	case NODE_POLL:

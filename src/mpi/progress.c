@@ -122,7 +122,9 @@ void progress_kick(void)
 	 * the flag (a Dekker pair with the watcher's fence after raising it,
 	 * watch.c). */
 	if (atomic_load_explicit(&watch_rest_flag, memory_order_relaxed) &&
-	    (waiters_pending() || graphs_running() > 0) &&
+	    (waiters_pending() ||
+	     (graphs_running() > 0 &&
+	      !atomic_load_explicit(&watch_graphs_ticked, memory_order_relaxed))) &&
 	    atomic_exchange_explicit(&watch_rest_flag, 0, memory_order_relaxed))
 		watch_wake_write();
 	if (atomic_exchange(&task_active, 1))

@@ -54,8 +54,10 @@
  * idle core another rank's engine works on (a receiver's watcher woken by
  * each message on the core where the sender's engine posts its offloaded
  * sends made the sender's step 25-63 us instead of 20; docs/mpi.md). A round
- * is useful when a thread waits for what it completes (a delegated wait, a
- * graph) or when it drained a window about to close: the socket held at
+ * is useful when a thread waits for what it completes (a delegated wait),
+ * when its step of the running graphs posted a transfer (a graph's next
+ * segment, forward or reply: graph_posts()), or when it drained a window
+ * about to close: the socket held at
  * least 1/HOLD_STREAM_SHARE of its receive buffer unread (window_pressed()),
  * and for HOLD_STREAM_NS after such a round, since the next rounds of a
  * large message may each read less while the sender's window must stay
@@ -99,11 +101,21 @@
  * calls) must not keep the watcher awake, and the rare runs of 16
  * fruitless ones that collectives across two hosts showed (9 rests in 10
  * s of bench_nbc, overlap at 64 KiB down by up to 25 points in a round)
- * must not put it to sleep. Never while a delegated waiter sleeps or a
- * graph runs: those wait for its rounds, and one that starts during a
- * rest ends it (progress_kick() writes the pipe while watch_rest_flag is
- * up). A process that computes while a large message arrives keeps a
- * watcher that wakes for it: its rounds drain a filling window.
+ * must not put it to sleep. Never while a delegated waiter sleeps: it
+ * waits for the watcher's rounds, and one that starts during a rest ends
+ * it (progress_kick() writes the pipe while watch_rest_flag is up). A
+ * running graph is judged as the rest: a round that only completed its
+ * receives (their data would wait in the kernel for the application's
+ * wait at the same cost) is not useful, one that posted a transfer is; it
+ * ends a rest only where the timer does not tick for it (no timer thread,
+ * or a period above WATCH_GRAPH_TICK_US: watch_graphs_ticked), since
+ * nothing else would advance it. Always woken for graphs, the watcher ran
+ * a round for every arrival of a collective across two hosts (about 70 us
+ * each, 200 us of CPU per 64 KiB MPICH Iallreduce on a computing core),
+ * and the graphs overlapped 20-40 points less than with the timer alone
+ * (docs/performance.md). A process that computes while a large message
+ * arrives keeps a watcher that wakes for it: its rounds drain a filling
+ * window.
  *
  * Quiet: while nothing a round can help is pending (no tracked operation,
  * no delegated waiter, no running graph: needed()), the watcher does not
@@ -197,6 +209,7 @@ static unsigned hold_streak;
 static uint64_t hold_until;
 static uint64_t stream_until; /* no pause before: a stream is moving */
 static bool judging;          /* the round is judged (set by watch_block) */
+static bool graph_moved;      /* the round's graph step finished a node (watch_fn) */
 /* The rest (see the top): its longest (PIANO_MPI_WATCH_REST_MS, 0: never),
  * the wake-ups judged in the current block and the fruitful ones among
  * them, the current length (0: not doubling) and end; `woke`: the last
@@ -445,7 +458,12 @@ static bool flag_up_unless(_Atomic int *flag, bool (*busy)(void))
 static bool go_quiet(void) { return flag_up_unless(&watch_quiet_flag, needed); }
 
 /* What a rest gives way to (see the top). */
-static bool rounds_awaited(void) { return waiters_pending() || graphs_running() > 0; }
+static bool rounds_awaited(void)
+{
+	return waiters_pending() ||
+	       (graphs_running() > 0 &&
+	        !atomic_load_explicit(&watch_graphs_ticked, memory_order_relaxed));
+}
 
 /* Whether the watcher rests now (see the top), with the flag that lets
  * progress_kick() wake it for what awaits its rounds. */
@@ -667,7 +685,7 @@ static void judge_round(bool read, bool pressed, bool useful)
 	uint64_t now = sys_now_ns();
 	if (pressed)
 		stream_until = now + HOLD_STREAM_NS;
-	if (useful || now < stream_until || waiters_pending() || graphs_running()) {
+	if (useful || now < stream_until || waiters_pending() || graph_moved) {
 		hold_streak = 0;
 		return;
 	}
@@ -743,7 +761,7 @@ static void ignore_undrained(void)
 	 * next call reads it at the same cost, and the bytes counted may even
 	 * be the application's own, read between poll() and the round. */
 	if (woke)
-		wake_judged(!judging || useful || pressed || sys_now_ns() < stream_until);
+		wake_judged(!judging || useful || pressed || graph_moved || sys_now_ns() < stream_until);
 }
 
 static unsigned watch_fn(void *arg)
@@ -778,9 +796,13 @@ static unsigned watch_fn(void *arg)
 	 * reduction, the forward) the progress task would otherwise post only
 	 * at the timer's next tick, with every core computing. The poke above
 	 * still drains the sockets when graphs_progress() finds the list
-	 * taken by another thread. */
+	 * taken by another thread. The round helped the graphs if the step
+	 * posted a transfer (see the top). */
+	graph_moved = false;
 	if (graphs_running() > 0 && !graphs_driven() && gate_enter()) {
+		unsigned long posts = graph_posts();
 		graphs_progress();
+		graph_moved = graph_posts() != posts;
 		gate_leave();
 	}
 	report_round();
@@ -791,6 +813,12 @@ static unsigned watch_fn(void *arg)
 int watch_setup(void)
 {
 	hold_max_ns = (uint64_t)pmpi_setting("PIANO_MPI_WATCH_HOLD_US", NULL) * 1000u;
+	int ntimer = 0;
+	long period = pmpi_setting("PIANO_TIMER_PERIOD_US", NULL);
+	atomic_store_explicit(&watch_graphs_ticked,
+	                      !piano_thread_count(PIANO_POINT_TIMER, &ntimer) && ntimer > 0 &&
+	                              period > 0 && period <= WATCH_GRAPH_TICK_US,
+	                      memory_order_relaxed);
 	rest_max_ns = (uint64_t)pmpi_setting("PIANO_MPI_WATCH_REST_MS", NULL) * 1000000u;
 	if (watch_wake_open())
 		return PIANO_ESYS;

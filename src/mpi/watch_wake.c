@@ -16,6 +16,7 @@
 static int pipe_fds[2] = { -1, -1 };
 _Atomic int watch_quiet_flag;
 _Atomic int watch_rest_flag;
+_Atomic bool watch_graphs_ticked;
 
 int watch_wake_open(void)
 {

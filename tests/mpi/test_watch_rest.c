@@ -37,6 +37,17 @@
  * wake-ups are fruitless and the watcher must rest: at most MAX_WAKES.
  * Counted fruitful (any write, or any read of 32 KiB or more), they were
  * 4,875-5,250 here.
+ *
+ * With the argument "graphs", the same with each receive a graph's (one
+ * RECV node, restarted each time, waited with piano_graph_wait): a round
+ * that only completes a graph's receive, posting nothing, is as fruitless,
+ * and where the timer ticks for graphs (the default) a running graph does
+ * not keep the watcher from resting: at most MAX_WAKES. Run with a timer
+ * period above WATCH_GRAPH_TICK_US (watch_rest_graphs_unticked_fails),
+ * running graphs keep it awake and it fails. Before graphs were judged so,
+ * every arrival woke the watcher (1,600 and more here), and 64 KiB
+ * collectives across two hosts overlapped 20-40 points less than with no
+ * watcher at all (docs/performance.md).
  */
 #include "mpitest.h"
 
@@ -133,7 +144,8 @@ int main(int argc, char **argv)
 	}
 	int peer = 1 - rank, ok = 1;
 	int graph = argc > 1 && strcmp(argv[1], "graph") == 0;
-	int answers = argc > 1 && strcmp(argv[1], "answers") == 0;
+	int graphs = argc > 1 && strcmp(argv[1], "graphs") == 0;
+	int answers = graphs || (argc > 1 && strcmp(argv[1], "answers") == 0);
 	/* "twice": 2N messages, for the run with the rest off, whose wake-ups
 	 * grow with the messages (224 for N on a loaded CI machine, under
 	 * MAX_WAKES) while a resting watcher's hardly do. */
@@ -165,18 +177,31 @@ int main(int argc, char **argv)
 			MPI_Send(big, GRAPH_LEN, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
 		}
 	} else {
+		piano_graph_t *g = NULL;
+		if (graphs) {
+			CHECK(piano_graph_create(MPI_COMM_WORLD, &g) == 0);
+			CHECK(piano_graph_add_recv(g, buf, MEDIUM, MPI_CHAR, peer, 0, NULL) == 0);
+			CHECK(piano_graph_commit(g) == 0);
+		}
 		uint64_t w0 = watcher_wakes();
 		for (int i = 0; i < n && ok; i++) {
 			MPI_Request req;
 			MPI_Status st;
-			int count = 0;
-			MPI_Irecv(buf, BIG, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &req);
+			int count = MEDIUM;
+			if (graphs)
+				CHECK(piano_graph_start(g) == 0);
+			else
+				MPI_Irecv(buf, BIG, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &req);
 			MPI_Barrier(MPI_COMM_WORLD);
 			double end = now() + (answers ? GAP_US : 0) * 1e-6;
 			while (now() < end)
 				; /* "answers": computes, no MPI call */
-			MPI_Wait(&req, &st);
-			MPI_Get_count(&st, MPI_CHAR, &count);
+			if (graphs) {
+				CHECK(piano_graph_wait(g) == 0);
+			} else {
+				MPI_Wait(&req, &st);
+				MPI_Get_count(&st, MPI_CHAR, &count);
+			}
 			if (count != len || buf[0] != (char)i) {
 				fprintf(stderr, "rank 1: message %d: %d bytes holding %d\n", i,
 				        count, buf[0]);
@@ -184,8 +209,11 @@ int main(int argc, char **argv)
 			}
 		}
 		uint64_t wakes = watcher_wakes() - w0;
-		printf("rank 1: %d messages received %s the MPI, %llu watcher wake-ups\n", n,
-		       answers ? "outside" : "inside", (unsigned long long)wakes);
+		if (g)
+			CHECK(piano_graph_free(g) == 0);
+		printf("rank 1: %d messages received %s the MPI%s, %llu watcher wake-ups\n", n,
+		       answers ? "outside" : "inside", graphs ? " by graphs" : "",
+		       (unsigned long long)wakes);
 		if (wakes > MAX_WAKES) {
 			fprintf(stderr,
 			        "rank 1: the watcher woke %llu times for %d messages its own calls "
