@@ -153,8 +153,9 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "Resting, it wakes for neither arrivals nor the MPI's finished writes (a full send "
 	  "buffer still wakes it). The first rest lasts 10 ms; a fruitless wake-up after a rest "
 	  "starts one twice as long, a fruitful one ends the doubling; never while a delegated "
-	  "wait or a graph collective needs the watcher (docs/mpi.md, \"Every core busy: the "
-	  "socket watcher\"). `0`: never rests." },
+	  "wait needs the watcher, nor while a graph collective runs where the timer does not "
+	  "tick for it (docs/mpi.md, \"Every core busy: the socket watcher\"). `0`: never "
+	  "rests." },
 	{ "PIANO_MPI_RAISE_CALLS", PIANO_SETTING_CHOICE, "auto", 0, 0, "0,1,auto", NULL, NULL,
 	  "`1`: an idle thread switches from `SCHED_IDLE` to `SCHED_OTHER` for each round of MPI "
 	  "calls it makes and back after it (two system calls), so that a thread waking on its "

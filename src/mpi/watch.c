@@ -761,7 +761,8 @@ static void ignore_undrained(void)
 	 * next call reads it at the same cost, and the bytes counted may even
 	 * be the application's own, read between poll() and the round. */
 	if (woke)
-		wake_judged(!judging || useful || pressed || graph_moved || sys_now_ns() < stream_until);
+		wake_judged(!judging || useful || pressed || graph_moved ||
+		            sys_now_ns() < stream_until);
 }
 
 static unsigned watch_fn(void *arg)
