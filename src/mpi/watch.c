@@ -109,11 +109,11 @@
  * wait at the same cost) is not useful, one that posted a transfer is; it
  * ends a rest only where the timer does not tick for it (no timer thread,
  * or a period above WATCH_GRAPH_TICK_US: watch_graphs_ticked), since
- * nothing else would advance it. Always woken for graphs, the watcher ran
- * a round for every arrival of a collective across two hosts (about 70 us
- * each, 200 us of CPU per 64 KiB MPICH Iallreduce on a computing core),
- * and the graphs overlapped 20-40 points less than with the timer alone
- * (docs/performance.md). A process that computes while a large message
+ * nothing else would advance it. Woken for graphs at every arrival, the
+ * watcher runs a round for each piece of a collective across two hosts
+ * (about 70 us each, 200 us of CPU per 64 KiB MPICH Iallreduce on a
+ * computing core), and the graphs overlap 20-40 points less than with the
+ * timer alone (docs/performance.md). A process that computes while a large message
  * arrives keeps a watcher that wakes for it: its rounds drain a filling
  * window.
  *
