@@ -12,12 +12,13 @@
  * it may (starve_raise(), as for its MPI calls), and marks each piece as a
  * call in progress (starve_begin()), so that a waiter that finds the graph
  * held up by a piece of a preempted SCHED_IDLE thread relieves it
- * (starve_relieve()) instead of waiting for its core to be idle again.
+ * (starve_relieve()) instead of waiting for its core to be idle again;
+ * those come as hooks from set-up (graph_share.h). Idle threads paused for
+ * good (retired, docs/mpi.md) still count: their helper task is completed
+ * by the next poll after the stepping thread has claimed every piece.
  */
 #include "graph_share.h"
 #include "base.h"
-#include "retire.h"
-#include "starve.h"
 #include "sys.h"
 
 #include <stdlib.h>
@@ -37,6 +38,7 @@
  * shared from 16 MiB, and 1.0-1.3x at 2-8 MiB, where both vectors still fit
  * in the caches. */
 static long share_min;
+static struct graph_share_hooks hooks; /* written once at set-up */
 
 struct share_piece {
 	int node;
@@ -60,7 +62,17 @@ struct graph_share {
 	struct share_piece pieces[];
 };
 
-void graph_share_setup(long min_total) { share_min = min_total; }
+void graph_share_setup(long min_total, const struct graph_share_hooks *h)
+{
+	share_min = min_total;
+	hooks = *h;
+}
+
+void graph_share_relieve(void)
+{
+	if (hooks.relieve)
+		hooks.relieve();
+}
 
 static bool overlap(const char *a, const char *b, size_t n) { return a < b + n && b < a + n; }
 
@@ -113,9 +125,10 @@ static unsigned claim_run(struct graph_share *s, bool mark)
 		int i = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed);
 		if (i >= s->npieces)
 			break;
-		struct poker *p = mark ? starve_begin() : NULL;
+		struct poker *p = mark && hooks.begin ? hooks.begin() : NULL;
 		int rc = piece_run(&s->pieces[i]);
-		starve_end(p);
+		if (p)
+			hooks.end(p);
 		int none = 0;
 		if (rc != MPI_SUCCESS &&
 		    atomic_compare_exchange_strong_explicit(&s->err, &none, rc,
@@ -148,9 +161,10 @@ static unsigned helper_run(void *arg)
 	int point = piano_point_current();
 	if (atomic_load_explicit(&s->next, memory_order_relaxed) < s->npieces &&
 	    (point == PIANO_POINT_IDLE || point == PIANO_POINT_EXPLICIT)) {
-		bool raised = starve_raise();
+		bool raised = hooks.raise && hooks.raise();
 		n = claim_run(s, true);
-		starve_lower(raised);
+		if (raised)
+			hooks.lower(raised);
 		if (n)
 			atomic_fetch_add_explicit(&pmpi_g.graph_pieces_helped, n,
 			                          memory_order_relaxed);
@@ -185,8 +199,8 @@ destroy_task:
 struct graph_share *graph_share_make(const piano_graph_t *g, const int *nodes, int n)
 {
 	int idle = 0;
-	if (!share_min || !pmpi_g.threaded || retire_done() ||
-	    piano_thread_count(PIANO_POINT_IDLE, &idle) || idle < 1)
+	if (!share_min || !pmpi_g.threaded || piano_thread_count(PIANO_POINT_IDLE, &idle) ||
+	    idle < 1)
 		return NULL;
 	long per;
 	long total = 0;
@@ -281,7 +295,7 @@ void graph_share_drain(struct graph_share *s)
 	/* Acquire: the helpers' writes are done before the graph reports its
 	 * end and its owner may reuse the buffers. */
 	while (atomic_load_explicit(&s->finished, memory_order_acquire) < claimed) {
-		starve_relieve();
+		graph_share_relieve();
 		sys_yield();
 	}
 }

@@ -28,9 +28,27 @@
 
 #include <stdbool.h>
 
-/* PIANO_COLL_SHARE: the smallest total shared, 0 for no sharing (set once
- * at set-up, before any graph runs). */
-void graph_share_setup(long min_total);
+struct poker;
+
+/* What the share asks of the MPI layer's idle-thread rules (starve.h),
+ * given at set-up so that the graph engine's lowest files call nothing
+ * above them (docs/mpi.md, "Layers"): an idle thread's raise and marks
+ * around its pieces, and a waiter's relief of a preempted helper. */
+struct graph_share_hooks {
+	bool (*raise)(void);
+	void (*lower)(bool raised);
+	struct poker *(*begin)(void);
+	void (*end)(struct poker *p);
+	void (*relieve)(void);
+};
+
+/* PIANO_COLL_SHARE: the smallest total shared, 0 for no sharing; and the
+ * hooks (copied). Set once at set-up, before any graph runs. */
+void graph_share_setup(long min_total, const struct graph_share_hooks *hooks);
+
+/* An application thread whose graph waits only for pieces other threads
+ * run: gives a helper preempted at SCHED_IDLE the CPU (hooks.relieve). */
+void graph_share_relieve(void);
 
 /* Bytes a ready local node would put in a share, 0 when it cannot be
  * shared (a CALC, a copy through the staging buffer or between overlapping

@@ -17,7 +17,6 @@
 #include "graph_internal.h"
 #include "graph_list.h"
 #include "graph_share.h"
-#include "starve.h"
 
 #include <string.h>
 
@@ -307,7 +306,7 @@ unsigned graph_advance(piano_graph_t *g)
 			 * runs on a computing core. */
 			if (!work && g->share && graph_share_behind(g->share) &&
 			    piano_point_current() < 0)
-				starve_relieve();
+				graph_share_relieve();
 			break;
 		}
 		checked = true;

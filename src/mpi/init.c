@@ -485,7 +485,9 @@ static void setup(int real)
 		/* The threshold applies on one node too once the user chose it. */
 		t.bcast_scatter_node = scatter_src != PIANO_SOURCE_DEFAULT;
 		coll_tune(&t);
-		graph_share_setup(pmpi_setting("PIANO_COLL_SHARE", NULL));
+		const struct graph_share_hooks hooks = { starve_raise, starve_lower, starve_begin,
+			                                 starve_end, starve_relieve };
+		graph_share_setup(pmpi_setting("PIANO_COLL_SHARE", NULL), &hooks);
 	}
 	rc = progress_setup();
 	gate_serial_setup(); /* after progress_setup()'s probes */
