@@ -68,6 +68,8 @@ void graph_share_setup(long min_total, const struct graph_share_hooks *h)
 	hooks = *h;
 }
 
+long graph_share_min(void) { return share_min; }
+
 void graph_share_relieve(void)
 {
 	if (hooks.relieve)

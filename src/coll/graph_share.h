@@ -50,6 +50,10 @@ void graph_share_setup(long min_total, const struct graph_share_hooks *hooks);
  * run: gives a helper preempted at SCHED_IDLE the CPU (hooks.relieve). */
 void graph_share_relieve(void);
 
+/* PIANO_COLL_SHARE (0: never): a step sums the ready nodes' bytes and asks
+ * for a share only from this total. */
+long graph_share_min(void);
+
 /* Bytes a ready local node would put in a share, 0 when it cannot be
  * shared (a CALC, a copy through the staging buffer or between overlapping
  * layouts, a node too small to be worth it). */

@@ -150,14 +150,18 @@ static void share_ready(piano_graph_t *g)
 	/* Partition: the others to the bottom, in their order, the ones to
 	 * share above them (the share keeps its own copy of the list). */
 	int keep = 0;
+	size_t total = 0;
 	for (int i = 0; i < g->nstack; i++) {
 		int node = g->stack[i];
-		if (graph_share_bytes(&g->nodes[node]))
+		size_t b = graph_share_bytes(&g->nodes[node]);
+		total += b;
+		if (b)
 			continue;
 		g->stack[i] = g->stack[keep];
 		g->stack[keep++] = node;
 	}
-	if (keep == g->nstack)
+	/* Below the threshold (the usual case): no share is asked for. */
+	if (keep == g->nstack || total < (size_t)graph_share_min())
 		return;
 	g->share = graph_share_make(g, &g->stack[keep], g->nstack - keep);
 	if (g->share)
