@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	         "median us; graph: start + wait%s",
 	         o.nodes, o.reps, have_graph ? "" : " (piano's graph API not loaded)");
 	if (!co.csv && ctx.rank == 0)
-		printf("%8s %12s %12s %8s %10s\n", "size", "local_us", "graph_us", "ratio",
+		printf("%8s %12s %12s %8s %10s\n", "size", "local_us", "graph_us", "loc/gr",
 		       "graph_GB/s");
 	if (co.csv && ctx.rank == 0)
 		printf("bench,label,mpi,size,nodes,local_us,graph_us,ratio\n");

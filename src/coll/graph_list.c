@@ -12,6 +12,7 @@
  * thread is never blocked behind a background step for long.
  */
 #include "graph_list.h"
+#include "graph_hold.h"
 #include "graph_internal.h"
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -27,13 +28,11 @@ void graph_list_add(piano_graph_t *g)
 		head->prev = g;
 	head = g;
 	g->listed = true;
-	/* seq_cst: read by has_work() (progress.c). Under list_lock, as the
-	 * decrement: the timer's hold follows the count's transitions in
-	 * order (a running graph is in flight: docs/mpi.md, "Do no harm"). */
-	if (atomic_fetch_add(&nrunning, 1) == 0)
-		piano_timer_hold(PIANO_TIMER_PREDICTED);
-	else
-		piano_timer_renew(); /* a backed-off timer ticks for it at once */
+	/* seq_cst: read by has_work() (progress.c). The timer's hold
+	 * (graph_hold.c) follows the runs: a running graph is in flight
+	 * (docs/mpi.md, "Do no harm"). */
+	atomic_fetch_add(&nrunning, 1);
+	graph_hold_run(1);
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -49,8 +48,8 @@ static void unlink_locked(piano_graph_t *g)
 		g->next->prev = g->prev;
 	g->next = g->prev = NULL;
 	g->listed = false;
-	if (atomic_fetch_sub(&nrunning, 1) == 1)
-		piano_timer_release(PIANO_TIMER_PREDICTED);
+	atomic_fetch_sub(&nrunning, 1);
+	graph_hold_run(-1);
 }
 
 void graph_list_remove(piano_graph_t *g)

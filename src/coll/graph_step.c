@@ -15,6 +15,7 @@
  * (graph_share.h) and finish once all its pieces are done.
  */
 #include "graph_internal.h"
+#include "graph_hold.h"
 #include "graph_list.h"
 #include "graph_share.h"
 
@@ -189,11 +190,47 @@ static bool share_collect(piano_graph_t *g, unsigned *work)
 	return true;
 }
 
+/* Bytes the ready reductions and copies move (the CALC nodes' callbacks
+ * are not counted: their cost is unknown). */
+static size_t ready_bytes(const piano_graph_t *g)
+{
+	size_t b = 0;
+	for (int i = 0; i < g->nstack; i++) {
+		const struct graph_node *n = &g->nodes[g->stack[i]];
+		if (n->kind == NODE_REDUCE)
+			b += (size_t)n->u.red.count * (size_t)n->u.red.size;
+		else if (n->kind == NODE_COPY)
+			b += n->u.copy.bytes;
+	}
+	return b;
+}
+
+static bool run_ready_nodes(piano_graph_t *g, unsigned *work);
+
+/* Runs the ready nodes until none is left (run_ready_nodes()). When they
+ * move GRAPH_ASIDE_MIN bytes or more, the graph is set aside from the
+ * timer's hold meanwhile (graph_hold.h): this thread holds the graph's
+ * lock throughout, so a tick could only take the core from the work. A
+ * single 16-32 MiB reduction started on one rank took 1.06-1.15 times
+ * MPI_Reduce_local with the timer's ticks, 0.99-1.06 without a timer
+ * (docs/performance.md, "Shared reductions"). Returns false if a node
+ * failed. */
+static bool run_ready(piano_graph_t *g, unsigned *work)
+{
+	bool aside = ready_bytes(g) >= GRAPH_ASIDE_MIN;
+	if (aside)
+		graph_hold_aside_begin();
+	bool ok = run_ready_nodes(g, work);
+	if (aside)
+		graph_hold_aside_end();
+	return ok;
+}
+
 /* Runs the ready nodes until none is left, sharing the large reductions
  * and copies: the other nodes first (they post transfers), then this
  * thread's part of the share. A share whose pieces other threads still run
  * stays for a later pass. Returns false if a node failed. */
-static bool run_ready(piano_graph_t *g, unsigned *work)
+static bool run_ready_nodes(piano_graph_t *g, unsigned *work)
 {
 	for (;;) {
 		if (g->share && graph_share_done(g->share) && !share_collect(g, work))
