@@ -27,3 +27,10 @@ uint64_t busy_threshold(uint64_t *v, int n)
 	uint64_t t = 4 * v[n / 2];
 	return t < 1000 ? 1000 : t;
 }
+
+bool busy_confirm(struct busy_pair *p, bool busy)
+{
+	bool twice = busy && p->last;
+	p->last = busy;
+	return twice;
+}

@@ -40,4 +40,21 @@ bool busy_call(struct busy_floor *f, uint64_t dt, uint64_t min_busy_ns);
  * like work. */
 uint64_t busy_threshold(uint64_t *empty_ns, int n);
 
+/*
+ * The timer's judgement (progress.c): a call busy by its duration counts
+ * only when the caller's previous call was busy too. The timer's empty
+ * calls are cold, and some still last like work: beside a triad
+ * (bench_interference's pending phase, Open MPI, a receive whose peer
+ * sends only at the end of the phase) one in 8-14 took 12-56 us, and each
+ * put the timer back to its period for 8 more rounds (27 ticks in a 40 ms
+ * phase instead of ~16, each taking the computing core for ~40 us). A
+ * transfer moving in steps makes every call busy (11-61 us, or hundreds,
+ * per call on shared memory): it keeps the period from its second call on.
+ */
+struct busy_pair {
+	bool last; /* the previous call was busy */
+};
+
+bool busy_confirm(struct busy_pair *p, bool busy);
+
 #endif

@@ -9,7 +9,9 @@
  *    core is judged by its new costs);
  *  - each thread has its own floor;
  *  - the process's threshold is 4 times the median of the empty calls, at
- *    least 1 us; huge durations do not overflow.
+ *    least 1 us; huge durations do not overflow;
+ *  - the timer's confirmation: a busy call counts only after a busy one,
+ *    so a lone slow call among empty ones does not.
  */
 #include "common.h"
 
@@ -76,6 +78,14 @@ int main(void)
 	t = busy_threshold(v, 33);
 	CHECK(t == 1000, "threshold %llu, expected the 1 us minimum", (unsigned long long)t);
 
-	printf("busy-call detection: floor, windows, threshold as specified\n");
+	/* The timer's confirmation. */
+	struct busy_pair p = { 0 };
+	const bool calls[] = { false, true, false, false, true, true, true, false, true };
+	const bool counted[] = { false, false, false, false, false, true, true, false, false };
+	for (int i = 0; i < (int)(sizeof calls / sizeof calls[0]); i++)
+		CHECK(busy_confirm(&p, calls[i]) == counted[i], "call %d (%s): counted %s", i,
+		      calls[i] ? "busy" : "empty", counted[i] ? "no" : "yes");
+
+	printf("busy-call detection: floor, windows, threshold, confirmation as specified\n");
 	return TEST_PASS;
 }
