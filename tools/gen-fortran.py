@@ -15,6 +15,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TABLE = ROOT / "src" / "mpi" / "fortran.tbl"
 BINDINGS = ("ompi", "mpich08")
+# Not a binding of its own: with ompi, the wrapper is also exported as
+# pmpi_<call>_, which Open MPI's `use mpi_f08` procedures call for it.
+OMPI_PMPI = "ompi_pmpi"
 
 # kind -> (Fortran parameter type, C argument expression for parameter p)
 KINDS = {
@@ -27,6 +30,10 @@ KINDS = {
     "logical": ("MPI_Fint *", "*{p} != 0"),
     "type": ("MPI_Fint *", "PMPI_Type_f2c(*{p})"),
     "comm": ("MPI_Fint *", "PMPI_Comm_f2c(*{p})"),
+    "comm_out": ("MPI_Fint *", "&nc"),
+    "group": ("MPI_Fint *", "PMPI_Group_f2c(*{p})"),
+    "info": ("MPI_Fint *", "PMPI_Info_f2c(*{p})"),
+    "weights": ("MPI_Fint *", "fweights({p})"),
     "op": ("MPI_Fint *", "PMPI_Op_f2c(*{p})"),
     "win": ("MPI_Fint *", "PMPI_Win_f2c(*{p})"),
     "file": ("MPI_Fint *", "PMPI_File_f2c(*{p})"),
@@ -48,8 +55,10 @@ def read_table():
         if not line:
             continue
         name, rest = line[0], line[1:]
-        binds = [w for w in rest if w in BINDINGS]
+        binds = [w for w in rest if w in BINDINGS or w == OMPI_PMPI]
         args = rest[len(binds):]
+        if OMPI_PMPI in binds and "ompi" not in binds:
+            fail(lineno, f"{name}: {OMPI_PMPI} without ompi")
         if not binds:
             fail(lineno, f"{name}: no binding (one of {', '.join(BINDINGS)})")
         if name in seen:
@@ -60,8 +69,8 @@ def read_table():
             for a in args:
                 if a not in KINDS:
                     fail(lineno, f"{name}: unknown argument kind '{a}'")
-            if args.count("req") > 1 or args.count("msg") > 1 or args.count("status") > 1:
-                fail(lineno, f"{name}: more than one req, msg or status")
+            if any(args.count(k) > 1 for k in ("req", "msg", "status", "comm_out")):
+                fail(lineno, f"{name}: more than one req, msg, status or comm_out")
         calls.append((name, binds, None if special else args))
     return calls
 
@@ -86,6 +95,8 @@ def wrapper(name, args):
         out.append(f"\tMPI_Message m = PMPI_Message_f2c(*a{i});")
     if "req" in args:
         out.append("\tMPI_Request r = MPI_REQUEST_NULL;")
+    if "comm_out" in args:
+        out.append("\tMPI_Comm nc = MPI_COMM_NULL;")
     if "status" in args:
         out.append("\tMPI_Status st;")
     call = f"\tint rc = MPI_{name}("
@@ -105,6 +116,8 @@ def wrapper(name, args):
         post.append(f"*a{args.index('msg')} = PMPI_Message_c2f(m);")
     if "req" in args:
         post.append(f"*a{args.index('req')} = PMPI_Request_c2f(r);")
+    if "comm_out" in args:
+        post.append(f"*a{args.index('comm_out')} = PMPI_Comm_c2f(nc);")
     if "status" in args:
         post.append(f"status_out(&st, a{args.index('status')});")
     if len(post) == 1:
@@ -135,6 +148,8 @@ def generate(binding, calls):
         if binding == "ompi":
             out.append(f"FORTRAN_NAMES(f_{lower}, mpi_{lower}, MPI_{name.upper()});")
             out.append(f"F08_NAME(f_{lower}, ompi_{lower}_f);")
+            if OMPI_PMPI in binds:
+                out.append(f"F08_NAME(f_{lower}, pmpi_{lower}_);")
         else:
             out.append(f"F08_NAME(f_{lower}, mpi_{lower}_f08_);")
         out.append("")

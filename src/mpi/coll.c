@@ -8,6 +8,7 @@
  * Collectives are always tracked: their rounds need progress on every rank
  * whatever the message size.
  */
+#include "coll.h"
 #include "base.h"
 #include "coll_algo.h"
 #include "coll_persist.h"
@@ -344,12 +345,13 @@ PMPI_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], cons
 	                     recvtype, comm, ICALL(request, REPORT_SITE()));
 }
 
-static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                         const struct call *c)
+/* MPI_Ialltoallw as a graph when PIANO_COLL takes it: returns
+ * COLL_NOT_TAKEN when the MPI's own is to run it. */
+static int ialltoallw_graph(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            const struct call *c)
 {
-	pmpi_ensure();
 	/* In place, as Ialltoallv's: the send arguments are ignored. */
 	bool in_place = sendbuf == MPI_IN_PLACE;
 	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
@@ -368,6 +370,19 @@ static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int 
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL, rc, c);
 	}
+	return COLL_NOT_TAKEN;
+}
+
+static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                         const struct call *c)
+{
+	pmpi_ensure();
+	int rc = ialltoallw_graph(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                          rdispls, recvtypes, comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
@@ -376,6 +391,17 @@ static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int 
 	                          (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
 	                           rdispls, recvtypes, comm, c->info, c->request)),
 	                   c);
+}
+
+int pmpi_ialltoallw_graph(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request, const void *site)
+{
+	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	return ialltoallw_graph(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                        rdispls, recvtypes, comm, ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -707,13 +733,14 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcount
 
 /* Each block its own datatype at a byte displacement (a persistent graph
  * holds a duplicate of each derived one). */
-static int ineighbor_alltoallw_at(const void *sendbuf, const int sendcounts[],
-                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                  void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                  const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                  const struct call *c)
+/* MPI_Ineighbor_alltoallw as a graph when PIANO_COLL takes it: returns
+ * COLL_NOT_TAKEN when the MPI's own is to run it. */
+static int ineighbor_alltoallw_graph(const void *sendbuf, const int sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const int recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm, const struct call *c)
 {
-	pmpi_ensure();
 	struct coll_blocks send = { .base = sendbuf,
 		                    .counts = sendcounts,
 		                    .types = sendtypes,
@@ -729,6 +756,20 @@ static int ineighbor_alltoallw_at(const void *sendbuf, const int sendcounts[],
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
 	}
+	return COLL_NOT_TAKEN;
+}
+
+static int ineighbor_alltoallw_at(const void *sendbuf, const int sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                  void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                  const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                  const struct call *c)
+{
+	pmpi_ensure();
+	int rc = ineighbor_alltoallw_graph(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                   recvcounts, rdispls, recvtypes, comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
@@ -738,6 +779,24 @@ static int ineighbor_alltoallw_at(const void *sendbuf, const int sendcounts[],
 	                          (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
 	                           rdispls, recvtypes, comm, c->info, c->request)),
 	                   c);
+}
+
+int pmpi_ineighbor_alltoallw_graph(const void *sendbuf, const int sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                   MPI_Request *request, const void *site)
+{
+	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	return ineighbor_alltoallw_graph(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                 recvcounts, rdispls, recvtypes, comm,
+	                                 ICALL(request, site));
+}
+
+int pmpi_neighbor_counts(MPI_Comm comm, int *nin, int *nout)
+{
+	return coll_neighbor_counts(comm, nin, nout);
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],

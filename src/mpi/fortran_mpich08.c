@@ -61,6 +61,20 @@ static __attribute__((unused)) void *fbuf(void *b)
 	return b;
 }
 
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY of MPICH's `use mpi_f08`: its
+ * module's variables, in libmpichfort (weak: a C program loads none). */
+extern int __mpi_f08_link_constants_MOD_mpi_unweighted __attribute__((weak));
+extern int __mpi_f08_link_constants_MOD_mpi_weights_empty __attribute__((weak));
+
+static const int *fweights(MPI_Fint *w)
+{
+	if (w == &__mpi_f08_link_constants_MOD_mpi_unweighted)
+		return MPI_UNWEIGHTED;
+	if (w == &__mpi_f08_link_constants_MOD_mpi_weights_empty)
+		return MPI_WEIGHTS_EMPTY;
+	return (const int *)w;
+}
+
 /* An index of a completion call, 1-based in Fortran. */
 static MPI_Fint index_f(int c) { return c == MPI_UNDEFINED ? MPI_UNDEFINED : c + 1; }
 

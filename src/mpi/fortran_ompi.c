@@ -20,8 +20,11 @@
  * the dynamic linker binds every reference, ours included, to one address.
  */
 #include "base.h"
+#include "coll.h"
 #include "init.h"
 #include "progress.h"
+#include "report.h"
+#include "settings.h"
 #include "track.h"
 
 #include <stdlib.h>
@@ -85,6 +88,18 @@ static void *fbuf(void *b)
 	if (b == (void *)&mpi_fortran_in_place_)
 		return MPI_IN_PLACE;
 	return b;
+}
+
+extern int mpi_fortran_unweighted_;
+extern int mpi_fortran_weights_empty_;
+
+static const int *fweights(MPI_Fint *w)
+{
+	if (w == (MPI_Fint *)&mpi_fortran_unweighted_)
+		return MPI_UNWEIGHTED;
+	if (w == (MPI_Fint *)&mpi_fortran_weights_empty_)
+		return MPI_WEIGHTS_EMPTY;
+	return (const int *)w;
 }
 
 static bool status_ignored(MPI_Fint *s) { return (void *)s == (void *)&mpi_fortran_status_ignore_; }
@@ -366,11 +381,63 @@ static void collective_made(MPI_Fint *req, MPI_Fint *ierr)
 		progress_kick();
 }
 
+/* n Fortran datatypes in C (NULL when out of memory). */
+static MPI_Datatype *types_f2c(const MPI_Fint *f, int n)
+{
+	MPI_Datatype *c = malloc(sizeof(*c) * (size_t)(n > 0 ? n : 1));
+	for (int i = 0; c && i < n; i++)
+		c[i] = PMPI_Type_f2c(f[i]);
+	return c;
+}
+
+/* Whether the call ran as a graph (rc not COLL_NOT_TAKEN): its result and
+ * request given to Fortran. */
+static bool graph_made(int rc, MPI_Request r, MPI_Fint *req, MPI_Fint *ierr)
+{
+	if (rc == COLL_NOT_TAKEN)
+		return false;
+	if (rc == MPI_SUCCESS)
+		*req = PMPI_Request_c2f(r);
+	ierr_set(ierr, rc);
+	return true;
+}
+
+/*
+ * As a graph when PIANO_COLL takes MPI_Ialltoallw (coll.h), and
+ * f_ineighbor_alltoallw() likewise: then the C arrays of datatypes are
+ * needed only during the call, and a Fortran rank runs the same exchange
+ * as a C rank of the same job. Otherwise Open MPI's own procedure, which
+ * keeps its conversion alive until completion.
+ */
 static void f_ialltoallw(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
                          void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
                          MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
 {
 	pmpi_ensure();
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	void *sb = fbuf(sbuf), *rb = fbuf(rbuf);
+	int size = 0, inter = 1, rc = COLL_NOT_TAKEN;
+	/* An inter-communicator's arrays have the remote group's size; graphs
+	 * run on intra-communicators only. */
+	if ((pmpi_g.coll_graph & PMPI_COLL_IALLTOALL) && c != MPI_COMM_NULL &&
+	    PMPI_Comm_test_inter(c, &inter) == MPI_SUCCESS && !inter &&
+	    PMPI_Comm_size(c, &size) == MPI_SUCCESS) {
+		/* In place, the send arguments are ignored (and may be anything). */
+		MPI_Datatype *st = sb == MPI_IN_PLACE ? NULL : types_f2c(stypes, size);
+		MPI_Datatype *rt = types_f2c(rtypes, size);
+		MPI_Request r = MPI_REQUEST_NULL;
+		/* Out of memory: an error, not the MPI's own exchange, which the
+		 * other ranks may not be running. */
+		rc = MPI_ERR_NO_MEM;
+		if (rt && (st || sb == MPI_IN_PLACE))
+			rc = pmpi_ialltoallw_graph(sb, (const int *)scounts, (const int *)sdispls,
+			                           st, rb, (const int *)rcounts,
+			                           (const int *)rdispls, rt, c, &r, REPORT_SITE());
+		free(st);
+		free(rt);
+		if (graph_made(rc, r, req, ierr))
+			return;
+	}
 	OMPI_FORTRAN(pmpi_ialltoallw_, ierr, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,
 	             rtypes, comm, req);
 	collective_made(req, ierr);
@@ -382,6 +449,23 @@ static void f_ineighbor_alltoallw(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdisp
                                   MPI_Fint *req, MPI_Fint *ierr)
 {
 	pmpi_ensure();
+	MPI_Comm c = PMPI_Comm_f2c(*comm);
+	int nin = 0, nout = 0;
+	if ((pmpi_g.coll_graph & PMPI_COLL_INEIGHBOR_ALLTOALL) && c != MPI_COMM_NULL &&
+	    pmpi_neighbor_counts(c, &nin, &nout) == MPI_SUCCESS) {
+		MPI_Datatype *st = types_f2c(stypes, nout), *rt = types_f2c(rtypes, nin);
+		MPI_Request r = MPI_REQUEST_NULL;
+		int rc = MPI_ERR_NO_MEM; /* as in f_ialltoallw() */
+		if (st && rt)
+			rc = pmpi_ineighbor_alltoallw_graph(fbuf(sbuf), (const int *)scounts,
+			                                    sdispls, st, fbuf(rbuf),
+			                                    (const int *)rcounts, rdispls, rt, c,
+			                                    &r, REPORT_SITE());
+		free(st);
+		free(rt);
+		if (graph_made(rc, r, req, ierr))
+			return;
+	}
 	OMPI_FORTRAN(pmpi_ineighbor_alltoallw_, ierr, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
 	             rdispls, rtypes, comm, req);
 	collective_made(req, ierr);
