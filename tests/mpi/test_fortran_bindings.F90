@@ -14,7 +14,10 @@
 !     MPI_REQUEST_NULL: its index is 1-based) and MPI_Wait;
 !  4. one MPI_Waitall on a tracked request (a large receive) and untracked
 !     ones (a small send, MPI_REQUEST_NULL), statuses checked, then an
-!     MPI_Testall that finds nothing left.
+!     MPI_Testall that finds nothing left;
+!  5. tracked requests completed by MPI_Test, MPI_Testany and MPI_Testsome
+!     loops (Open MPI's use mpi_f08 calls pmpi_test_ and the like for
+!     them: piano must see those completions too).
 ! That piano tracked the requests is checked from outside, on PIANO_STATS
 ! (fortran_bindings.sh): every rank "tracked N" and "still pending 0".
 ! usage: test_fortran_bindings init|thread [timeout_s]
@@ -157,6 +160,28 @@ program test_fortran_bindings
   end if
   call MPI_Testall(3, reqs, flag, MPI_STATUSES_IGNORE, ierr)
   if (.not. flag) call fail('MPI_Testall on completed requests')
+
+  ! 5. tracked requests completed by test loops
+  do round = 1, 3
+    if (rank == 0) then
+      call MPI_Isend(buf, n, MPI_DOUBLE_PRECISION, 1, 20 + round, MPI_COMM_WORLD, reqs(1), ierr)
+    else
+      call MPI_Irecv(buf, n, MPI_DOUBLE_PRECISION, 0, 20 + round, MPI_COMM_WORLD, reqs(1), ierr)
+    end if
+    flag = .false.
+    count = 0
+    do while (.not. flag .and. count == 0)
+      if (round == 1) then
+        call MPI_Test(reqs(1), flag, MPI_STATUS_IGNORE, ierr)
+      else if (round == 2) then
+        call MPI_Testany(1, reqs, idx, flag, MPI_STATUS_IGNORE, ierr)
+      else
+        call MPI_Testsome(1, reqs, count, small, MPI_STATUSES_IGNORE, ierr)
+      end if
+      if (ierr /= MPI_SUCCESS) call fail('MPI_Test, MPI_Testany or MPI_Testsome')
+    end do
+    if (reqs(1) /= MPI_REQUEST_NULL) call fail('a test loop left the handle')
+  end do
 
   if (rank == 1) print '(A)', 'fortran bindings: all checks passed'
   deallocate (buf, pbuf)
