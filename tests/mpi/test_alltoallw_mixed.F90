@@ -20,7 +20,7 @@ program alltoallw_mixed
   DTYPE :: pair
   REQUEST :: req
   integer(kind=MPI_ADDRESS_KIND) :: adisp(2)
-  logical :: periodic(1)
+  logical :: periodic(1), weighted
   integer, allocatable :: sbuf(:), rbuf(:), cnt(:), one(:), disp(:)
   DTYPE, allocatable :: st(:), rt(:)
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
@@ -65,6 +65,12 @@ program alltoallw_mixed
   srcs = [dests(2), dests(1)]
   call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, MPI_UNWEIGHTED, 2, dests, &
                                       MPI_UNWEIGHTED, MPI_INFO_NULL, .false., ring, ierr)
+  ! MPI_UNWEIGHTED must reach the MPI as such.
+  call MPI_Dist_graph_neighbors_count(ring, i, j, weighted, ierr)
+  if (weighted .or. i /= 2 .or. j /= 2) then
+    print '(a)', 'alltoallw mixed: Fortran rank: the ring is weighted or of the wrong degree'
+    ok = 0
+  end if
   adisp(1) = 0
   adisp(2) = 8
   do d = 0, 1
