@@ -1,7 +1,8 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! The Fortran side of test_alltoallw_mixed.c, `use mpi`, or `use mpi_f08`
 ! with -DBINDING_F08: the same MPI_IALLTOALLW calls, communicators and
-! MPI_INEIGHBOR_ALLTOALLW, the same blocks, the same bounded waits.
+! MPI_INEIGHBOR_ALLTOALLW, the same blocks, the same bounded waits; with
+! -DHAVE_BARRIER_INIT (MPICH: MPI-4), the persistent barrier.
 program alltoallw_mixed
 #if defined(BINDING_F08)
   use mpi_f08
@@ -92,6 +93,14 @@ program alltoallw_mixed
     end do
   end do
   call MPI_Comm_free(ring, ierr)
+#if defined(HAVE_BARRIER_INIT)
+  call MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, req, ierr)
+  do i = 1, 2
+    call MPI_Start(req, ierr)
+    call wait_bounded(req)
+  end do
+  call MPI_Request_free(req, ierr)
+#endif
   call MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, ierr)
   call MPI_Type_free(pair, ierr)
   call MPI_Finalize(ierr)
