@@ -16,7 +16,8 @@ envs, args, sources, cppflags and libs are space-separated lists; skip is
 empty or the reason the line cannot run outside MPICH's configure (an
 @...@ substitution that configure turns off by default). Empty fields are
 '-'. The sources and flags come from DIR's Makefile.am (PROG_SOURCES,
-PROG_CPPFLAGS, PROG_LDADD), defaulting to PROG.c.
+PROG_CPPFLAGS, PROG_LDADD), defaulting to PROG with the directory's
+AM_DEFAULT_SOURCE_EXT (.c; .f in f77/, .f90 in f08/ and f90/).
 """
 import os
 import re
@@ -24,12 +25,17 @@ import sys
 
 
 def parse_makefile_am(path):
-    """Returns {program: {"SOURCES": [...], "CPPFLAGS": [...], "LDADD": [...]}}."""
+    """Returns ({program: {"SOURCES": [...], "CPPFLAGS": [...], "LDADD": [...]}},
+    the default source extension)."""
     progs = {}
+    ext = ".c"
     if not os.path.exists(path):
-        return progs
+        return progs, ext
     with open(path) as f:
         text = f.read().replace("\\\n", " ")
+    m = re.search(r"^AM_DEFAULT_SOURCE_EXT\s*=\s*(\.\w+)", text, re.M)
+    if m:
+        ext = m.group(1)
     for line in text.splitlines():
         m = re.match(r"^([A-Za-z0-9_]+)_(SOURCES|CPPFLAGS|CFLAGS|LDADD)\s*\+?=\s*(.*)$", line)
         if not m:
@@ -43,7 +49,7 @@ def parse_makefile_am(path):
         if kind == "CFLAGS":
             kind = "CPPFLAGS"
         progs.setdefault(prog, {}).setdefault(kind, []).extend(words)
-    return progs
+    return progs, ext
 
 
 def main(argv):
@@ -61,7 +67,7 @@ def main(argv):
         if listfile is None:
             sys.stderr.write("mpich_plan: no testlist in %s\n" % tdir)
             return 1
-        progs = parse_makefile_am(os.path.join(tdir, "Makefile.am"))
+        progs, ext = parse_makefile_am(os.path.join(tdir, "Makefile.am"))
         seen = {}
         with open(listfile) as f:
             for raw in f:
@@ -101,7 +107,7 @@ def main(argv):
                 seen[prog] = n
                 tid = "%s/%s" % (d, prog) + ("" if n == 1 else "#%d" % n)
                 p = progs.get(prog, {})
-                sources = p.get("SOURCES") or [prog + ".c"]
+                sources = p.get("SOURCES") or [prog + ext]
                 fields = [tid, d, prog, np, opts["timeLimit"], opts["resultTest"],
                           opts["strict"].lower(), opts["mpiversion"], opts["mem"],
                           opts["xfail"], skip, " ".join(envs), " ".join(args),

@@ -22,7 +22,8 @@ piano on Open MPI and/or MPICH; writes OUT/results.csv and OUT/summary.txt.
 
   --mpi openmpi|mpich|both  MPIs to test (default: both)
   --dirs LIST               test/mpi directories, comma-separated (default:
-                            pt2pt,coll,errhan,threads/pt2pt,threads/coll,rma,io)
+                            pt2pt,coll,errhan,threads/pt2pt,threads/coll,rma,io,
+                            and the Fortran f77/ and f08/ pt2pt,coll,comm,topo)
   --only REGEX              only the tests whose id (e.g. pt2pt/mprobe#2,
                             mpi4py/test_p2p_obj) matches this extended regex
   --timeout S               time limit of a run in seconds when the testlist
@@ -53,7 +54,7 @@ die() {
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/tools/conformance
 mpis=both
-dirs=pt2pt,coll,errhan,threads/pt2pt,threads/coll,rma,io
+dirs=pt2pt,coll,errhan,threads/pt2pt,threads/coll,rma,io,f77/pt2pt,f77/coll,f77/comm,f77/topo,f08/pt2pt,f08/coll,f08/comm,f08/topo
 only=
 timeout_s=60
 build=$repo/build
@@ -407,7 +408,30 @@ EOF
 			ar rcs "$d/lib/libmtest_single.a" "$o/mtest.o" "$o/mtest_common.o" "$o/mtest_single.o" &&
 			ar rcs "$d/lib/libmtest_thread.a" "$o/mtest_th.o" "$o/mtest_common.o" "$o/mtest_thread.o" &&
 			ar rcs "$d/lib/libdtypes.a" "$o/dtypes.o"
-	} >"$d/util.log" 2>&1
+	} >"$d/util.log" 2>&1 || return 1
+	build_fortran_util "$mpi" "$d"
+	return 0
+}
+
+# build_fortran_util MPI DIR: the Fortran MTest routines (f77: mpif.h, f08:
+# use mpi_f08, f90: use mpi), with the MPI's Fortran wrapper when it has
+# one; fc stays empty otherwise, and the Fortran tests do not build (said
+# in their notes).
+build_fortran_util() {
+	local mpi=$1 d=$2 show u=$testmpi/util o=$2/obj
+	fc=()
+	command -v "mpif90.$mpi" >/dev/null 2>&1 || return 0
+	show=$("mpif90.$mpi" -show) || return 0
+	read -r -a fc <<<"$show"
+	fctail=("${fc[@]:1}")
+	fc=("${fc[0]}")
+	fflags=(-O0 -w -fallow-argument-mismatch -I"$d/include")
+	local f
+	for f in mtest_f77.f mtest_f90.f90 mtest_f08.f90; do
+		"${fc[@]}" "${fflags[@]}" -J"$d/include" -c "$u/$f" -o "$o/${f%.*}.o" "${fctail[@]}" ||
+			break
+	done >"$d/fortran-util.log" 2>&1 || fc=()
+	[[ -f $o/mtest_f08.o ]] || fc=()
 }
 
 # build_dtpools MPI UTILDIR: MPICH's datatype pool library, built on the
@@ -457,9 +481,43 @@ build_test() {
 		fi
 		ldextra+=(-ldtpools)
 	fi
+	if [[ ${files[0]} == *.f || ${files[0]} == *.f90 || ${files[0]} == *.F90 ]]; then
+		build_fortran_test "$d" "$dir" "$exe" "$log" "${files[@]}"
+		return
+	fi
 	if ! "${cc[@]}" "${cflags[@]}" -I"$testmpi/$dir" "${extra[@]}" "${files[@]}" -o "$exe" \
 		-L"$d/lib" -lmtest_"$kind" -ldtypes "${ldextra[@]}" "${cctail[@]}" -lm -lpthread >"$log" 2>&1; then
 		built_note=$(grep -m1 -E 'error|undefined' "$log" | cut -c1-160 || true)
+		built_note=${built_note#"$testmpi/"}
+		return 1
+	fi
+}
+
+# build_fortran_test UTILDIR DIR EXE LOG SOURCES...: a Fortran test of
+# f77/, f90/ or f08/, with its directory's MTest routines and the headers
+# MPICH's configure writes from *.h.in (8-byte address and offset kinds).
+build_fortran_test() {
+	local d=$1 dir=$2 exe=$3 log=$4 h
+	shift 4
+	if ((${#fc[@]} == 0)); then
+		built_note="no Fortran compiler for this MPI, or its MTest routines do not build"
+		echo "$built_note" >"$log"
+		return 1
+	fi
+	local inc=$d/bin/$dir/include util=$d/obj/mtest_f77.o
+	mkdir -p "$inc"
+	for h in "$testmpi/$dir"/*.h.in; do
+		[[ -f $h ]] || continue
+		sed -e 's/@F77_MPI_ADDRESS@/integer*8/g' -e 's/@F77_MPI_OFFSET@/integer*8/g' "$h" \
+			>"$inc/$(basename "$h" .in)"
+	done
+	case $dir in
+	f08*) util=$d/obj/mtest_f08.o ;;
+	f90*) util=$d/obj/mtest_f90.o ;;
+	esac
+	if ! (cd "$inc" && "${fc[@]}" "${fflags[@]}" -J"$inc" -I"$inc" -I"$testmpi/$dir" "$@" "$util" \
+		-o "$exe" "${fctail[@]}") >"$log" 2>&1; then
+		built_note=$(grep -m1 -E 'Error|error|undefined' "$log" | cut -c1-160 || true)
 		built_note=${built_note#"$testmpi/"}
 		return 1
 	fi
