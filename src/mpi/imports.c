@@ -5,7 +5,8 @@
  * the tables, and the number of symbols comes from the hash table. With
  * DT_GNU_HASH only the symbols an object defines are hashed, and the link
  * editor puts them last: the undefined ones are the entries below its
- * `symoffset`; with DT_HASH, `nchain` counts them all. Nothing is read from
+ * `symoffset`, and the defined ones run to the end of the longest hash
+ * chain; with DT_HASH, `nchain` counts them all. Nothing is read from
  * disk and nothing is loaded.
  */
 #include "imports.h"
@@ -71,42 +72,72 @@ static bool skipped_object(const char *path)
 	return false;
 }
 
-static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+/* The number of symbols of a DT_GNU_HASH table: one past the highest
+ * index any bucket's chain reaches (a chain ends at an entry whose low bit
+ * is set). */
+static size_t gnu_hash_count(const uint32_t *gnu)
 {
-	(void)size;
-	unsigned *found = arg;
-	if (skipped_object(info->dlpi_name))
-		return 0;
+	uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom = gnu[2];
+	const uint32_t *buckets = gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+	const uint32_t *chains = buckets + nbuckets;
+	uint32_t last = 0;
+	for (uint32_t b = 0; b < nbuckets; b++)
+		if (buckets[b] > last)
+			last = buckets[b];
+	if (last < symoffset)
+		return symoffset;
+	while (!(chains[last - symoffset] & 1u))
+		last++;
+	return (size_t)last + 1;
+}
+
+bool imports_table_read(const struct dl_phdr_info *info, struct imports_table *t)
+{
 	const ElfW(Dyn) *dyn = imports_dynamic(info);
 	if (!dyn)
-		return 0;
-	const ElfW(Sym) *syms = NULL;
-	const char *strs = NULL;
-	size_t strsz = 0, nsyms = 0;
+		return false;
 	const uint32_t *gnu = NULL, *sysv = NULL;
+	memset(t, 0, sizeof(*t));
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
 		case DT_SYMTAB:
-			syms = (const ElfW(Sym) *)imports_addr(info, dyn->d_un.d_ptr);
+			t->syms = (const ElfW(Sym) *)imports_addr(info, dyn->d_un.d_ptr);
 			break;
-		case DT_STRTAB: strs = (const char *)imports_addr(info, dyn->d_un.d_ptr); break;
-		case DT_STRSZ: strsz = dyn->d_un.d_val; break;
+		case DT_STRTAB: t->strs = (const char *)imports_addr(info, dyn->d_un.d_ptr); break;
+		case DT_STRSZ: t->strsz = dyn->d_un.d_val; break;
 		case DT_GNU_HASH:
 			gnu = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr);
 			break;
 		case DT_HASH: sysv = (const uint32_t *)imports_addr(info, dyn->d_un.d_ptr); break;
 		}
 	}
-	if (!syms || !strs)
+	if (!t->syms || !t->strs)
+		return false;
+	if (gnu) {
+		t->nundef = gnu[1]; /* symoffset: the undefined symbols come first */
+		t->nsyms = gnu_hash_count(gnu);
+	} else if (sysv) {
+		t->nundef = t->nsyms = sysv[1]; /* nchain: every symbol */
+	}
+	return true;
+}
+
+const char *imports_name(const struct imports_table *t, size_t i)
+{
+	return t->syms[i].st_name < t->strsz ? t->strs + t->syms[i].st_name : NULL;
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	unsigned *found = arg;
+	struct imports_table t;
+	if (skipped_object(info->dlpi_name) || !imports_table_read(info, &t))
 		return 0;
-	if (gnu)
-		nsyms = gnu[1]; /* symoffset: the undefined symbols come first */
-	else if (sysv)
-		nsyms = sysv[1]; /* nchain: every symbol */
-	for (size_t i = 1; i < nsyms; i++) {
-		if (syms[i].st_shndx != SHN_UNDEF || syms[i].st_name >= strsz)
-			continue;
-		*found |= kind_of(strs + syms[i].st_name);
+	for (size_t i = 1; i < t.nundef; i++) {
+		const char *name = imports_name(&t, i);
+		if (t.syms[i].st_shndx == SHN_UNDEF && name)
+			*found |= kind_of(name);
 	}
 	return 0;
 }

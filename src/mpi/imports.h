@@ -10,6 +10,8 @@
 #define PIANO_MPI_IMPORTS_H
 
 #include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* What a loaded object other than the MPI's and piano's calls (bits):
@@ -32,5 +34,16 @@ unsigned imports_scan(void);
  * vDSO), where an entry below the load address is still an offset. */
 const ElfW(Dyn) * imports_dynamic(const struct dl_phdr_info *info);
 uintptr_t imports_addr(const struct dl_phdr_info *info, ElfW(Addr) v);
+
+/* A loaded object's dynamic symbol table: entries 1 to nundef - 1 may be
+ * undefined (with DT_GNU_HASH only those), nsyms counts them all. */
+struct imports_table {
+	const ElfW(Sym) * syms;
+	const char *strs;
+	size_t strsz, nundef, nsyms;
+};
+bool imports_table_read(const struct dl_phdr_info *info, struct imports_table *t);
+/* Entry i's name, or NULL if it lies outside the string table. */
+const char *imports_name(const struct imports_table *t, size_t i);
 
 #endif

@@ -12,6 +12,7 @@
 #include "cvar.h"
 #include "eager.h"
 #include "fileio.h"
+#include "fortran_gate.h"
 #include "gate.h"
 #include "imports.h"
 #include "offload.h"
@@ -671,23 +672,6 @@ static long piano_thread_choice(void)
 	return choice;
 }
 
-/* Whether the process has an MPI Fortran binding library: those of Open
- * MPI call the C PMPI_ functions directly, past the serializing wrappers,
- * so serialized mode is only for processes without them. */
-static int fortran_library(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	(void)arg;
-	static const char *const names[] = { "libmpi_mpifh.so", "libmpi_usempi", "libmpichfort.so",
-		                             "libmpifort.so" };
-	const char *base = strrchr(info->dlpi_name, '/');
-	base = base ? base + 1 : info->dlpi_name;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strncmp(base, names[i], strlen(names[i])))
-			return 1;
-	return 0;
-}
-
 /*
  * PIANO_MPI_THREAD_LEVEL=auto: serialized mode when the application asks
  * for less than MPI_THREAD_MULTIPLE and nothing it uses needs piano's
@@ -710,8 +694,8 @@ static bool serial_wanted(int required, const char **why)
 	bool file_piano = pmpi_setting("PIANO_MPI_FILE", &file_src) == PMPI_FILE_PIANO;
 	if (required >= MPI_THREAD_MULTIPLE)
 		*why = "the application asked for it";
-	else if (dl_iterate_phdr(fortran_library, NULL))
-		*why = "an MPI Fortran library is loaded";
+	else if (!fortran_gate_covers(why))
+		return false; /* *why names the Fortran way past the gate */
 	else if (strcmp(coll, "native") && strcmp(coll, "auto"))
 		*why = "PIANO_COLL asks for graph collectives";
 	else if (pmpi_setting("PIANO_OFFLOAD", NULL))
