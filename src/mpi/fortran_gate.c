@@ -11,10 +11,10 @@
  *   piano first (a gate wrapper, or piano's own binding), unless it never
  *   enters the MPI's state (SAFE);
  * - Open MPI's module libraries (`use mpi`, `use mpi_f08`) call the mpif.h
- *   library's procedures and a few C functions: every MPI name they import
- *   must be found in piano (4.1.4's `use mpi_f08` imports
- *   PMPI_Buffer_detach, which is not: f08 programs stay at
- *   MPI_THREAD_MULTIPLE);
+ *   library's procedures (ompi_*_f, pmpi_*_) and a few C functions: every
+ *   MPI name they import must be found in piano, or be called only from
+ *   their functions that piano wraps (CALLED_BEHIND: 4.1.4's `use
+ *   mpi_f08` calls PMPI_Buffer_detach from ompi_buffer_detach_f08);
  * - MPICH's Fortran library calls the C MPI_ functions from its mpif.h
  *   procedures but PMPI_ from its f08 ones, in the same library: not
  *   covered.
@@ -37,29 +37,47 @@ void fgate_missing(const char *name, MPI_Fint *ierr)
 		*ierr = MPI_ERR_INTERN;
 }
 
-/* libmpi_mpifh's procedures that may run beside a background call: clocks,
- * address arithmetic, the queries MPI allows at any time, and those that
- * do nothing (Pcontrol, F_sync_reg). */
-static const char *const SAFE[] = {
-	"ompi_wtime_f",       "ompi_wtick_f",          "ompi_aint_add_f",
-	"ompi_aint_diff_f",   "ompi_pcontrol_f",       "ompi_f_sync_reg_f",
-	"ompi_initialized_f", "ompi_finalized_f",      "ompi_is_thread_main_f",
-	"ompi_get_version_f", "ompi_get_library_version_f",
-};
-
-static bool safe(const char *name)
-{
-	for (size_t i = 0; i < sizeof(SAFE) / sizeof(SAFE[0]); i++)
-		if (!strcmp(name, SAFE[i]))
-			return true;
-	return false;
-}
-
 static bool has_affix(const char *s, const char *prefix, const char *suffix)
 {
 	size_t n = strlen(s), p = strlen(prefix), q = strlen(suffix);
 	return n > p + q && !strncmp(s, prefix, p) && !strcmp(s + n - q, suffix);
 }
+
+/* Procedures that may run beside a background call, by their name in the
+ * C binding (lower case): clocks, address arithmetic, the queries MPI
+ * allows at any time, and those that do nothing (Pcontrol, F_sync_reg). */
+static const char *const SAFE[] = {
+	"wtime",       "wtick",          "aint_add",  "aint_diff",
+	"pcontrol",    "f_sync_reg",     "initialized", "finalized",
+	"is_thread_main", "get_version", "get_library_version",
+};
+
+/* Whether `name` (ompi_<x>_f or pmpi_<x>_) is one of SAFE. */
+static bool safe(const char *name)
+{
+	size_t skip, cut;
+	if (has_affix(name, "ompi_", "_f"))
+		skip = 5, cut = 2;
+	else if (has_affix(name, "pmpi_", "_"))
+		skip = 5, cut = 1;
+	else
+		return false;
+	size_t n = strlen(name) - skip - cut;
+	for (size_t i = 0; i < sizeof(SAFE) / sizeof(SAFE[0]); i++)
+		if (strlen(SAFE[i]) == n && !strncmp(name + skip, SAFE[i], n))
+			return true;
+	return false;
+}
+
+/* C functions of the MPI that a module library calls itself, and its own
+ * functions that call them, which piano wraps (fortran_ompi.c): 4.1.4's
+ * `use mpi_f08` MPI_Buffer_detach returns the address as a C pointer. */
+static const struct {
+	const char *import;
+	const char *callers[2];
+} CALLED_BEHIND[] = {
+	{ "PMPI_Buffer_detach", { "ompi_buffer_detach_f08", "pompi_buffer_detach_f08" } },
+};
 
 /* An Open MPI procedure: its implementation names. */
 static bool ompi_procedure(const char *name)
@@ -85,6 +103,20 @@ static bool in_piano(const struct walk *w, const char *name)
 	Dl_info di;
 	void *p = dlsym(RTLD_DEFAULT, name);
 	return p && dladdr(p, &di) && di.dli_fbase == w->self;
+}
+
+/* Whether an import of a module library reaches the MPI only through
+ * piano: piano defines it, or wraps each of the library's functions that
+ * call it. */
+static bool import_covered(const struct walk *w, const char *name)
+{
+	if (in_piano(w, name) || safe(name))
+		return true;
+	for (size_t i = 0; i < sizeof(CALLED_BEHIND) / sizeof(CALLED_BEHIND[0]); i++)
+		if (!strcmp(name, CALLED_BEHIND[i].import))
+			return in_piano(w, CALLED_BEHIND[i].callers[0]) &&
+			       in_piano(w, CALLED_BEHIND[i].callers[1]);
+	return false;
 }
 
 static const char *base_name(const char *path)
@@ -124,9 +156,12 @@ static int check_object(struct dl_phdr_info *info, size_t size, void *arg)
 		bool undef = s->st_shndx == SHN_UNDEF;
 		if (type != STT_FUNC && !(undef && type == STT_NOTYPE))
 			continue;
-		bool needed = mpifh ? !undef && ompi_procedure(name) && !safe(name)
-		                    : undef && mpi_name(name);
-		if (!needed || in_piano(w, name))
+		bool covered;
+		if (mpifh)
+			covered = undef || !ompi_procedure(name) || safe(name) || in_piano(w, name);
+		else
+			covered = !undef || !mpi_name(name) || import_covered(w, name);
+		if (covered)
 			continue;
 		snprintf(w->buf, sizeof(w->buf), "%s %s %s, past piano's gate", base,
 		         undef ? "calls" : "defines", name);

@@ -31,14 +31,16 @@
 			fgate_missing((name), (ierr)); \
 	} while (0)
 
-/* The four manglings of the mpif.h name, and the ompi_*_f function that
- * Open MPI's `use mpi_f08` procedures call. */
-#define FGATE_NAMES(impl, lower, upper, f08)                                  \
+/* The four manglings of the mpif.h name, the ompi_*_f function that Open
+ * MPI's `use mpi_f08` procedures call, and the profiling name some of them
+ * call instead (pmpi_iprobe_). */
+#define FGATE_NAMES(impl, lower, upper, f08, pname)                           \
 	PMPI_EXPORT __typeof__(impl) lower __attribute__((alias(#impl)));     \
 	PMPI_EXPORT __typeof__(impl) lower##_ __attribute__((alias(#impl)));  \
 	PMPI_EXPORT __typeof__(impl) lower##__ __attribute__((alias(#impl))); \
 	PMPI_EXPORT __typeof__(impl) upper __attribute__((alias(#impl)));     \
-	PMPI_EXPORT __typeof__(impl) f08 __attribute__((alias(#impl)))
+	PMPI_EXPORT __typeof__(impl) f08 __attribute__((alias(#impl)));       \
+	PMPI_EXPORT __typeof__(impl) pname __attribute__((alias(#impl)))
 
 void fgate_missing(const char *name, MPI_Fint *ierr);
 

@@ -21,12 +21,15 @@
  */
 #include "base.h"
 #include "coll.h"
+#include "fortran_gate.h"
 #include "init.h"
 #include "progress.h"
 #include "report.h"
 #include "settings.h"
 #include "track.h"
 
+#include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -481,6 +484,37 @@ static void f_grequest_start(void *query, void *free_fn, void *cancel, MPI_Aint 
 	OMPI_FORTRAN(pmpi_grequest_start_, ierr, query, free_fn, cancel, extra, req);
 	if (*ierr == MPI_SUCCESS && pmpi_g.threaded)
 		track_foreign(PMPI_Request_f2c(*req), false);
+}
+
+/* Open MPI's `use mpi_f08` MPI_Buffer_detach: its procedure calls this C
+ * function of libmpi_usempif08, which calls PMPI_Buffer_detach itself (the
+ * address goes back as a C pointer), past the gate: the MPI's own, found
+ * past piano's (RTLD_NEXT), with the gate closed (fortran_gate.c counts on
+ * these two for serialized mode). */
+typedef void detach_fn(char *buf, MPI_Fint *size, MPI_Fint *ierr);
+
+static void f08_detach(const char *name, _Atomic(detach_fn *) *cache, char *buf, MPI_Fint *size,
+                       MPI_Fint *ierr)
+{
+	/* Relaxed: every thread that looks it up finds the same address. */
+	detach_fn *real = atomic_load_explicit(cache, memory_order_relaxed);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, name);
+		atomic_store_explicit(cache, real, memory_order_relaxed);
+	}
+	FGATE(real, name, ierr, buf, size, ierr);
+}
+
+PMPI_EXPORT void ompi_buffer_detach_f08(char *buf, MPI_Fint *size, MPI_Fint *ierr)
+{
+	static _Atomic(detach_fn *) real;
+	f08_detach("ompi_buffer_detach_f08", &real, buf, size, ierr);
+}
+
+PMPI_EXPORT void pompi_buffer_detach_f08(char *buf, MPI_Fint *size, MPI_Fint *ierr)
+{
+	static _Atomic(detach_fn *) real;
+	f08_detach("pompi_buffer_detach_f08", &real, buf, size, ierr);
 }
 
 #include "fortran_ompi.inc"

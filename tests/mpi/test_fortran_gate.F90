@@ -1,6 +1,7 @@
 ! SPDX-License-Identifier: BSD-3-Clause
-! A Fortran (mpif.h) program in serialized mode: while a receive is in
-! flight (piano's threads may call the MPI), the program calls procedures
+! A Fortran program (mpif.h, or `use mpi_f08` with -DBINDING_F08) in
+! serialized mode: while a receive is in flight (piano's threads may call
+! the MPI), the program calls procedures
 ! that piano does not bind itself (MPI_COMM_RANK, MPI_TYPE_SIZE,
 ! MPI_COMM_COMPARE: Open MPI's own call PMPI_ directly) for 100 ms and
 ! prints how many calls it made. fortran_gate.sh then checks, from
@@ -8,13 +9,24 @@
 ! calls fenced": the fenced path is on from the engine's first background
 ! call, within a timer period of the receive's start).
 program fortran_gate
+#ifdef BINDING_F08
+  use mpi_f08
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_intptr_t
+  implicit none
+  type(MPI_Request) :: req
+  type(MPI_Status) :: status
+  type(c_ptr) :: addr
+#else
   implicit none
   include 'mpif.h'
-  integer, parameter :: n = 65536
-  integer :: ierr, rank, nproc, peer, calls, r, sz, cmp, req
-  double precision :: t0
-  integer :: got(n), msg(n)
+  integer :: req
   integer :: status(MPI_STATUS_SIZE)
+#endif
+  integer, parameter :: n = 65536
+  integer :: ierr, rank, nproc, peer, calls, r, sz, cmp
+  integer :: got(n), msg(n), bsize
+  integer, target :: bbuf(1024)
+  double precision :: t0
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nproc, ierr)
@@ -39,6 +51,19 @@ program fortran_gate
       call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
     end if
   end do
+  ! MPI_BUFFER_DETACH, which Open MPI's use mpi_f08 library implements
+  ! itself (the address comes back as a C pointer), in flight as well.
+  call MPI_Buffer_attach(bbuf, 4096, ierr)
+#ifdef BINDING_F08
+  call MPI_Buffer_detach(addr, bsize, ierr)
+  if (transfer(addr, 0_c_intptr_t) /= transfer(c_loc(bbuf), 0_c_intptr_t)) bsize = -1
+#else
+  call MPI_Buffer_detach(bbuf, bsize, ierr)
+#endif
+  if (bsize /= 4096 .or. ierr /= MPI_SUCCESS) then
+    print '(a)', 'fortran gate: MPI_BUFFER_DETACH returned a wrong buffer'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
   ! Both receives stay in flight until both loops are done.
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call MPI_Send(msg, n, MPI_INTEGER, peer, 7, MPI_COMM_WORLD, ierr)
