@@ -67,14 +67,9 @@ while (($#)); do
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
 done
-[[ $pairs =~ ^[1-9][0-9]*$ ]] || die "bad --pairs '$pairs'"
-[[ -z $np ]] && np=$(nproc)
-[[ $np =~ ^[1-9][0-9]*$ ]] || die "bad --np '$np'"
-[[ -x $build/piano-run ]] || die "no piano-run in $build (build piano first)"
-preload_lib=$build/bench/libpiano-bench-preload.so
-((!control)) || [[ -f $preload_lib ]] || die "no $preload_lib (build piano's benchmarks first)"
-variants=(native piano)
-((!control)) || variants=(native preload piano)
+# shellcheck source=bench/apps/common.sh
+. "$root/bench/apps/common.sh"
+apps_check
 
 if ! command -v lmp >/dev/null || [[ ! -d /usr/share/lammps/examples/peptide ]]; then
 	if ((EUID == 0)); then
@@ -162,16 +157,10 @@ for c in "${case_list[@]}"; do
 	[[ $c == melt-opt ]] && extra=(-sf opt)
 	ref=""
 	for ((i = 1; i <= pairs; i++)); do
-		order=("${variants[@]}")
-		if ((i % 2 == 0)); then
-			order=()
-			for ((k = ${#variants[@]} - 1; k >= 0; k--)); do order+=("${variants[k]}"); done
-		fi
+		apps_order "$i"
 		for v in "${order[@]}"; do
 			log=$work/$c-$v-$i.out
-			cmd=(mpirun.openmpi -np "$np")
-			[[ $v == piano ]] && cmd+=("$build/piano-run")
-			[[ $v == preload ]] && cmd+=(env "LD_PRELOAD=$preload_lib${LD_PRELOAD:+:$LD_PRELOAD}")
+			apps_launcher "$v"
 			cmd+=(lmp -in "$input" -log none "${extra[@]}")
 			[[ $c == *-load ]] && load_start
 			[[ $c == *-shared ]] && duty_start

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# bench/apps/qe.sh: a real Fortran MPI application, natively and under piano.
+#
+#   bench/apps/qe.sh [--build DIR] [--pairs N] [--np N] [--out DIR] [--control]
+#
+# Runs Debian's Quantum ESPRESSO (pw.x; packages quantum-espresso, and
+# quantum-espresso-data for the pseudopotential, installed with apt-get when
+# missing and running as root) on a self-consistent calculation of an
+# 8-atom silicon cell (plane waves to 55 Ry, 6x6x6 shifted k-points, forces
+# and stress: 8-12 s on 2 ranks of the 2-core VM), N pairs of runs alternated
+# native / piano (piano-run of --build), Open MPI (Debian's pw.x links it,
+# through its mpif.h Fortran binding), one rank per core by default; the
+# order within a pair alternates. pw.x distributes the plane waves over the
+# ranks: every FFT transposes its grid with MPI_Alltoall (fft_scatt_yz and
+# fft_scatt_xy in its timing report), besides Allreduce and Bcast; piano
+# tracks none of these, so what it can cost is its thread level and its
+# wrappers (docs/mpi.md, "Serialized mode").
+#
+# For each run: PWSCF's own wall time, the two FFT transposes' wall time
+# (the communication), and whether the total energy, forces and stress are
+# identical to the first native run's (they must be: same inputs, same
+# ranks). --control adds the "preload" variant of bench/apps/lammps.sh (a
+# library that does nothing, preloaded the way piano-run preloads piano).
+#
+# Output in --out DIR (default results/apps-DATE): qe.csv (one row per run:
+# variant, pair, wall, fft_scatt_yz, fft_scatt_xy seconds, results match)
+# and qe.txt (the summary, also printed). Exit status 1 if a run failed or
+# its results differ.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+pairs=5
+np=""
+out=""
+control=0
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
+die() { echo "qe.sh: $*" >&2; exit 2; }
+
+while (($#)); do
+	case $1 in
+	--build) build=$(cd "$2" && pwd); shift 2 ;;
+	--pairs) pairs=$2; shift 2 ;;
+	--np) np=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--control) control=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+done
+# shellcheck source=bench/apps/common.sh
+. "$root/bench/apps/common.sh"
+apps_check
+
+pseudo=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
+if ! command -v pw.x >/dev/null || [[ ! -f $pseudo ]]; then
+	if ((EUID == 0)); then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q quantum-espresso \
+			quantum-espresso-data >&2 ||
+			die "apt-get install quantum-espresso quantum-espresso-data failed"
+	else
+		die "Quantum ESPRESSO missing: apt-get install quantum-espresso quantum-espresso-data (as root)"
+	fi
+fi
+[[ -f $pseudo ]] || die "no $pseudo (package quantum-espresso-data)"
+
+[[ -n $out ]] || out=$root/results/apps-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+csv=$out/qe.csv
+txt=$out/qe.txt
+echo "variant,pair,wall_s,scatt_yz_s,scatt_xy_s,results" >"$csv"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+zcat "$pseudo" >"$work/Si.pz-vbc.UPF"
+cat >"$work/si8.in" <<'EOF'
+&control
+  calculation = 'scf'
+  prefix = 'si8'
+  outdir = './tmp'
+  pseudo_dir = './'
+  tprnfor = .true.
+  tstress = .true.
+/
+&system
+  ibrav = 1, celldm(1) = 10.26, nat = 8, ntyp = 1,
+  ecutwfc = 55.0
+/
+&electrons
+  conv_thr = 1.0d-10
+/
+ATOMIC_SPECIES
+ Si 28.086 Si.pz-vbc.UPF
+ATOMIC_POSITIONS crystal
+ Si 0.00 0.00 0.00
+ Si 0.00 0.50 0.50
+ Si 0.50 0.00 0.50
+ Si 0.50 0.50 0.00
+ Si 0.25 0.25 0.25
+ Si 0.25 0.75 0.75
+ Si 0.75 0.25 0.75
+ Si 0.75 0.75 0.25
+K_POINTS automatic
+ 6 6 6 1 1 1
+EOF
+
+# The results: total energy, forces, stress (no timing, no piano line).
+results() {
+	grep -E '^!|^ +atom +[0-9]+ type|total   stress|^ +-?[0-9]+\.[0-9]+ +-?[0-9]+\.[0-9]+ +-?[0-9]+\.[0-9]+ +-?[0-9]' "$1" |
+		grep -v '^piano'
+}
+
+# wall FILE LABEL: the WALL seconds of PWSCF's timing line LABEL.
+wall() {
+	awk -v l="$2" '$1 == l && $2 == ":" { for (i = 3; i <= NF; i++) if ($i ~ /WALL/) { sub(/s$/, "", $(i-1)); print $(i-1); exit } }' "$1"
+}
+
+failed=0
+ref=""
+for ((i = 1; i <= pairs; i++)); do
+	apps_order "$i"
+	for v in "${order[@]}"; do
+		log=$work/qe-$v-$i.out
+		apps_launcher "$v"
+		cmd+=(pw.x -in si8.in)
+		rm -rf "$work/tmp"
+		status=0
+		(cd "$work" && "${cmd[@]}" </dev/null) >"$log" 2>&1 || status=$?
+		if ((status)) || ! grep -q 'JOB DONE' "$log"; then
+			echo "qe.sh: $v run $i failed (output: $out/qe-$v-$i.out)" >&2
+			cp "$log" "$out/"
+			failed=1
+			continue
+		fi
+		results "$log" >"$log.results"
+		[[ -n $ref ]] || ref=$log.results
+		match=yes
+		if [[ ! -s $log.results ]] || ! cmp -s "$ref" "$log.results"; then
+			match=no
+			failed=1
+			cp "$log" "$out/"
+			echo "qe.sh: $v run $i: results differ from the first native run" >&2
+		fi
+		echo "$v,$i,$(wall "$log" PWSCF),$(wall "$log" fft_scatt_yz),$(wall "$log" fft_scatt_xy),$match" >>"$csv"
+		printf 'qe %-7s run %d: wall %s s\n' "$v" "$i" "$(wall "$log" PWSCF)" >&2
+	done
+done
+
+# Summary: per variant, median [min-max] of each time; per pair the ratio of
+# the wall times to native's.
+awk -F, -v np="$np" '
+function median(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+NR > 1 && $3 != "" {
+	n[$1]++
+	for (f = 3; f <= 5; f++) v[$1, f, n[$1]] = $f
+	if ($6 != "yes") bad = 1
+	wall[$1, $2] = $3
+	if ($2 > maxp) maxp = $2
+}
+END {
+	printf "Quantum ESPRESSO pw.x (Si8 scf), Open MPI, %d ranks: seconds, median [min-max] over the runs\n", np
+	printf "%-8s %3s  %-24s %-24s %-24s\n", "variant", "n", "wall", "fft_scatt_yz", "fft_scatt_xy"
+	for (w = 1; w <= 3; w++) {
+		var = w == 1 ? "native" : w == 2 ? "preload" : "piano"
+		if (!n[var]) continue
+		line = sprintf("%-8s %3d ", var, n[var])
+		for (f = 3; f <= 5; f++) {
+			lo = ""; hi = ""
+			for (i = 1; i <= n[var]; i++) {
+				x = v[var, f, i] + 0; a[i] = x
+				if (lo == "" || x < lo) lo = x
+				if (hi == "" || x > hi) hi = x
+			}
+			line = line sprintf(" %-24s", sprintf("%.2f [%.2f-%.2f]", median(a, n[var]), lo, hi))
+		}
+		print line
+	}
+	for (w = 2; w <= 3; w++) {
+		var = w == 2 ? "preload" : "piano"
+		if (!n[var] || !n["native"]) continue
+		r = ""; k = 0
+		for (i = 1; i <= maxp; i++)
+			if ((var, i) in wall && ("native", i) in wall) { q[++k] = wall[var, i] / wall["native", i]; r = r sprintf(" %.3f", q[k]) }
+		printf "%s/native wall time per pair:%s; median %.3f\n", var, r, median(q, k)
+	}
+	printf "results (energy, forces, stress) %s\n", bad ? "DIFFER" : "identical"
+}' "$csv" | tee "$txt"
+echo "qe.sh: results in $out" >&2
+exit "$failed"
