@@ -15,9 +15,13 @@
  *   MPI name they import must be found in piano, or be called only from
  *   their functions that piano wraps (CALLED_BEHIND: 4.1.4's `use
  *   mpi_f08` calls PMPI_Buffer_detach from ompi_buffer_detach_f08);
- * - MPICH's Fortran library calls the C MPI_ functions from its mpif.h
- *   procedures but PMPI_ from its f08 ones, in the same library: not
- *   covered.
+ * - MPICH's Fortran library (libmpichfort) calls the C MPI_ functions,
+ *   which the serializing wrappers gate, from its mpif.h procedures, but
+ *   PMPI_ from its f08 ones and its pmpi_ names, in the same library (4.0.2,
+ *   read from its code: none of its 424 mpif.h procedures reaches a PMPI_
+ *   function, 551 f08 procedures call one): the program's objects may
+ *   import from it only the former, or f08 procedures piano binds itself
+ *   (fortran_mpich08.c).
  * A name is "found in piano" when the process's first definition of it
  * (dlsym(RTLD_DEFAULT)) lies in piano's own object: a library loaded
  * before piano, or a tool of the same names, makes it not so.
@@ -93,7 +97,8 @@ static bool mpi_name(const char *name)
 }
 
 struct walk {
-	void *self; /* piano's object (its base address) */
+	void *self;      /* piano's object (its base address) */
+	void *mpichfort; /* MPICH's Fortran library, if loaded (its base address) */
 	const char *why;
 	char buf[160];
 };
@@ -125,6 +130,14 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* A function symbol of a loaded object, defined or not (an undefined
+ * function may be STT_NOTYPE); not data. */
+static bool function_symbol(const ElfW(Sym) * s)
+{
+	unsigned type = ELF64_ST_TYPE(s->st_info); /* the low 4 bits, in either class */
+	return type == STT_FUNC || (s->st_shndx == SHN_UNDEF && type == STT_NOTYPE);
+}
+
 static int check_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -133,9 +146,8 @@ static int check_object(struct dl_phdr_info *info, size_t size, void *arg)
 	bool mpifh = !strncmp(base, "libmpi_mpifh.so", 15);
 	bool module = !strncmp(base, "libmpi_usempi", 13);
 	if (!strncmp(base, "libmpichfort.so", 15) || !strncmp(base, "libmpifort.so", 13)) {
-		w->why = "MPICH's Fortran library is loaded (its use mpi_f08 procedures call "
-		         "PMPI_ directly)";
-		return 1;
+		w->mpichfort = (void *)info->dlpi_addr;
+		return 0;
 	}
 	if (!mpifh && !module)
 		return 0;
@@ -150,11 +162,10 @@ static int check_object(struct dl_phdr_info *info, size_t size, void *arg)
 		const char *name = imports_name(&t, i);
 		if (!name)
 			continue;
-		/* Undefined functions may be STT_NOTYPE; data (the sentinels'
-		 * common blocks, mpi_fortran_bottom_) is not a way in. */
-		unsigned type = ELF64_ST_TYPE(s->st_info); /* the low 4 bits, in either class */
+		/* Data (the sentinels' common blocks, mpi_fortran_bottom_) is
+		 * not a way in. */
 		bool undef = s->st_shndx == SHN_UNDEF;
-		if (type != STT_FUNC && !(undef && type == STT_NOTYPE))
+		if (!function_symbol(s))
 			continue;
 		bool covered;
 		if (mpifh)
@@ -171,6 +182,39 @@ static int check_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* A procedure of MPICH's Fortran library that calls PMPI_ itself. */
+static bool mpich_past_gate(const char *name)
+{
+	return strstr(name, "f08") || !strncmp(name, "pmpi_", 5) || !strncmp(name, "PMPI_", 5);
+}
+
+/* Second pass, with MPICH's Fortran library loaded: what the program's own
+ * objects import from it. */
+static int check_program(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct walk *w = arg;
+	struct imports_table t;
+	if (imports_mpi_object(info->dlpi_name) || !imports_table_read(info, &t))
+		return 0;
+	for (size_t i = 1; i < t.nundef; i++) {
+		const char *name = imports_name(&t, i);
+		if (!name || t.syms[i].st_shndx != SHN_UNDEF || !function_symbol(&t.syms[i]) ||
+		    !mpich_past_gate(name) || !strcasestr(name, "mpi"))
+			continue;
+		Dl_info di;
+		void *p = dlsym(RTLD_DEFAULT, name);
+		if (!p || !dladdr(p, &di) || di.dli_fbase != w->mpichfort)
+			continue; /* not MPICH's, or piano's own binding */
+		snprintf(w->buf, sizeof(w->buf),
+		         "%s calls MPICH's %s, which calls PMPI_ past piano's gate",
+		         info->dlpi_name[0] ? base_name(info->dlpi_name) : "the program", name);
+		w->why = w->buf;
+		return 1;
+	}
+	return 0;
+}
+
 bool fortran_gate_covers(const char **why)
 {
 	static struct walk w; /* MPI_Init's thread only; *why points into it */
@@ -179,7 +223,8 @@ bool fortran_gate_covers(const char **why)
 	if (!dladdr((void *)fortran_gate_covers, &di))
 		return false;
 	w.self = di.dli_fbase;
-	if (!dl_iterate_phdr(check_object, &w))
+	if (!dl_iterate_phdr(check_object, &w) &&
+	    !(w.mpichfort && dl_iterate_phdr(check_program, &w)))
 		return true;
 	*why = w.why;
 	return false;

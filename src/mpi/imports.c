@@ -61,7 +61,7 @@ static unsigned kind_of(const char *name)
 /* The MPI's own libraries (libmpi*, libmpich*, libopen-*, Open MPI's
  * mca_* components) and piano's define these names or call them for the
  * application. */
-static bool skipped_object(const char *path)
+bool imports_mpi_object(const char *path)
 {
 	static const char *const names[] = { "libmpi", "libpiano", "libopen-", "mca_" };
 	const char *base = strrchr(path, '/');
@@ -132,7 +132,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	unsigned *found = arg;
 	struct imports_table t;
-	if (skipped_object(info->dlpi_name) || !imports_table_read(info, &t))
+	if (imports_mpi_object(info->dlpi_name) || !imports_table_read(info, &t))
 		return 0;
 	for (size_t i = 1; i < t.nundef; i++) {
 		const char *name = imports_name(&t, i);

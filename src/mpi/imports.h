@@ -35,6 +35,11 @@ unsigned imports_scan(void);
 const ElfW(Dyn) * imports_dynamic(const struct dl_phdr_info *info);
 uintptr_t imports_addr(const struct dl_phdr_info *info, ElfW(Addr) v);
 
+/* Whether a loaded object is one of the MPI's libraries (libmpi*,
+ * libmpich*, libopen-*, Open MPI's mca_* components) or piano's, by its
+ * path: not the program's. */
+bool imports_mpi_object(const char *path);
+
 /* A loaded object's dynamic symbol table: entries 1 to nundef - 1 may be
  * undefined (with DT_GNU_HASH only those), nsyms counts them all. */
 struct imports_table {

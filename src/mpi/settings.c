@@ -116,9 +116,9 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	{ "PIANO_MPI_THREAD_LEVEL", PIANO_SETTING_CHOICE, "auto", 0, 0,
 	  "single,funneled,serialized,multiple,auto", NULL, NULL,
 	  "The thread level piano asks the MPI for (the application still gets the level it "
-	  "asked for). `auto`: `multiple` when the application asks for it, loads a Fortran "
-	  "library with a way into the MPI past piano's gate (MPICH's), sets `PIANO_COLL` to "
-	  "`graph` or a list or sets `PIANO_OFFLOAD`, or calls "
+	  "asked for). `auto`: `multiple` when the application asks for it, calls Fortran "
+	  "procedures that enter the MPI past piano's gate (MPICH's `use mpi_f08`), sets "
+	  "`PIANO_COLL` to `graph` or a list or sets `PIANO_OFFLOAD`, or calls "
 	  "non-blocking file functions or "
 	  "piano's graph API (its imports at `MPI_Init`); otherwise serialized mode: piano "
 	  "serializes "
