@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Writes libpiano-mpi's gate wrappers of Open MPI's Fortran procedures.
+"""Writes libpiano-mpi's gate wrappers of an MPI's Fortran procedures.
 
-    tools/gen-fortran-gate.py MPICC FORTRAN_TBL OUTPUT.c
+    tools/gen-fortran-gate.py openmpi|mpich MPICC SRC_MPI_DIR OUTPUT.c
 
 Open MPI's Fortran procedures (libmpi_mpifh: mpif.h, `use mpi`, and the
 ompi_*_f functions its `use mpi_f08` procedures call) call the C PMPI_
@@ -18,8 +18,21 @@ that piano never defines):
 exported as mpi_send, mpi_send_, mpi_send__, MPI_SEND, ompi_send_f and
 pmpi_send_ (the name Open MPI's `use mpi_f08` procedures call for some
 procedures: pmpi_iprobe_, pmpi_info_get_, ...).
-The calls of FORTRAN_TBL (src/mpi/fortran.tbl) bound for `ompi` are left
-out: piano's own wrappers of them call its C wrappers, which close the gate.
+The calls of SRC_MPI_DIR/fortran.tbl bound for `ompi` are left out:
+piano's own wrappers of them call its C wrappers, which close the gate.
+
+MPICH (libmpichfort): its mpif.h procedures call the C MPI_ functions,
+which the serializing wrappers gate, but its `use mpi_f08` procedures
+(mpi_send_f08ts_, mpi_comm_compare_f08_, mpi_send_f08ts_large_ ...) call
+PMPI_ themselves (279 of 528 in 4.0.2). Each gets a wrapper under its own
+name that calls the MPI's profiling twin (pmpir_comm_compare_f08_), with
+the arguments of the C function (MPI_Send_c for the _large ones), the
+OPTIONAL ierror (NULL when absent) and the hidden lengths, by the same
+rule; those piano binds itself (fortran_mpich08.c and .inc) are left out.
+Checked against the f08 procedures MPICH 4.0.2's own generator writes
+(maint/gen_binding_f08.py of its v4.0.2 tag: wrappers_f/f08ts.f90): every
+procedure generated here has the dummy arguments, character ones in the
+same order, listed there.
 
 The Fortran arguments are the C function's, each by reference, then
 ierror, then one hidden length for every character argument (char *,
@@ -31,8 +44,8 @@ ompi/mpi/fortran/mpif-h/prototypes_mpi.h: every procedure generated here
 has the arguments listed there.
 
 MPICC is the MPI's compiler wrapper (its -show gives the library
-directory); without libmpi_mpifh there, OUTPUT.c defines no wrapper and
-the runtime check (src/mpi/fortran_gate.c) finds nothing to cover.
+directory); without the Fortran library there, OUTPUT.c defines no wrapper
+and the runtime check (src/mpi/fortran_gate.c) finds nothing to cover.
 Python 3 standard library only.
 """
 import importlib.util
@@ -63,6 +76,12 @@ REMOVED = {
     "type_ub": 2,
 }
 
+# MPICH's f08 procedures whose arguments are not the C function's: MPI-4's
+# MPI_Info_create_env takes argc and argv in C only.
+F08_PARAMS = {
+    "info_create_env": ["MPI_Info *info"],
+}
+
 VARIANTS = {
     "alloc_mem_cptr": "alloc_mem",
     "win_allocate_cptr": "win_allocate",
@@ -71,25 +90,31 @@ VARIANTS = {
 }
 
 
-def mpifh_procedures(mpicc):
-    """The procedures libmpi_mpifh defines, as (prefix, name) from
-    ompi_<name>_f and ompix_<name>_f, or an empty set."""
+def library_symbols(mpicc, lib):
+    """The defined function names of the MPI's library `lib` (libX.so in
+    the -L directories of MPICC -show or the system's), or an empty list."""
     show = subprocess.run([mpicc, "-show"], capture_output=True, text=True, check=True).stdout
     dirs = [w[2:] for w in show.split() if w.startswith("-L")]
     dirs += ["/usr/lib/x86_64-linux-gnu/openmpi/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib"]
     for d in dirs:
-        path = os.path.join(d, "libmpi_mpifh.so")
-        if not os.path.exists(path):
-            continue
-        out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True,
-                             check=True).stdout
-        names = set()
-        for line in out.splitlines():
-            m = re.fullmatch(r"\S+\s+T\s+ompi(x?)_(\w+)_f", line.strip())
-            if m:
-                names.add(("mpix" if m.group(1) else "mpi", m.group(2)))
-        return names
-    return set()
+        path = os.path.join(d, lib)
+        if os.path.exists(path):
+            out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
+                                 text=True, check=True).stdout
+            return [w[2] for w in (line.split() for line in out.splitlines())
+                    if len(w) == 3 and w[1] in "TW"]
+    return []
+
+
+def mpifh_procedures(mpicc):
+    """The procedures Open MPI's libmpi_mpifh defines, as (prefix, name)
+    from ompi_<name>_f and ompix_<name>_f."""
+    names = set()
+    for sym in library_symbols(mpicc, "libmpi_mpifh.so"):
+        m = re.fullmatch(r"ompi(x?)_(\w+)_f", sym)
+        if m:
+            names.add(("mpix" if m.group(1) else "mpi", m.group(2)))
+    return names
 
 
 def tbl_calls(path):
@@ -120,17 +145,29 @@ def c_prototypes(mpicc):
     return protos
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: gen-fortran-gate.py MPICC FORTRAN_TBL OUTPUT.c")
-    mpicc, tbl, output = sys.argv[1:]
-    procs = mpifh_procedures(mpicc)
-    protos = c_prototypes(mpicc)
-    bound = tbl_calls(tbl)
-    by_lower = {name.split("_", 1)[0].lower() + "_" + name.split("_", 1)[1].lower(): name
-                for name in protos}
+def wrapper(impl, real, label, params):
+    """A gate wrapper `impl` of the MPI's procedure `real` whose Fortran
+    arguments are those of the C function with parameters `params` (see
+    the top), ending in its name's exports (left to the caller)."""
+    types, lens = [], []
+    for i, p in enumerate(params):
+        types.append("void *")
+        if re.search(r"\bchar\b", p):
+            lens.append(i)
+    types.append("MPI_Fint *")
+    types += ["size_t"] * len(lens)
+    names = [f"a{i}" for i in range(len(params))] + ["ierr"] + [f"l{i}" for i in lens]
+    decl = ", ".join(f"{t}{'' if t.endswith('*') else ' '}{n}" for t, n in zip(types, names))
+    return (f"extern void {real}({', '.join(types)}) __attribute__((weak));\n"
+            f"static void {impl}({decl})\n"
+            f"{{\n\tFGATE({real}, \"{label}\", ierr, {', '.join(names)});\n}}\n")
+
+
+def openmpi(mpicc, srcdir, protos, by_lower):
+    """Open MPI: every procedure of libmpi_mpifh that fortran.tbl leaves."""
+    bound = tbl_calls(os.path.join(srcdir, "fortran.tbl"))
     out = []
-    for prefix, lower in sorted(procs):
+    for prefix, lower in sorted(mpifh_procedures(mpicc)):
         if prefix == "mpi" and lower in bound:
             continue
         if prefix == "mpi" and lower in REMOVED:
@@ -142,24 +179,59 @@ def main():
             params = protos[cname]
         if any("..." in p for p in params):
             continue
-        types, lens = [], []
-        for i, p in enumerate(params):
-            types.append("void *")
-            if re.search(r"\bchar\b", p):
-                lens.append(i)
-        types.append("MPI_Fint *")
-        types += ["size_t"] * len(lens)
-        names = [f"a{i}" for i in range(len(params))] + ["ierr"] + [f"l{i}" for i in lens]
-        decl = ", ".join(f"{t}{'' if t.endswith('*') else ' '}{n}" for t, n in zip(types, names))
         real = f"P{prefix.upper()}_{lower.upper()}"
-        out.append(f"extern void {real}({', '.join(types)}) __attribute__((weak));\n"
-                   f"static void fgate_{prefix}_{lower}({decl})\n"
-                   f"{{\n\tFGATE({real}, \"{real[1:]}\", ierr, {', '.join(names)});\n}}\n"
-                   f"FGATE_NAMES(fgate_{prefix}_{lower}, {prefix}_{lower}, {real[1:]}, "
+        impl = f"fgate_{prefix}_{lower}"
+        out.append(wrapper(impl, real, real[1:], params) +
+                   f"FGATE_NAMES({impl}, {prefix}_{lower}, {real[1:]}, "
                    f"o{prefix}_{lower}_f, p{prefix}_{lower}_);\n")
+    return out
+
+
+def mpich_bound(srcdir):
+    """The f08 procedure names piano's MPICH bindings export already."""
+    names = set()
+    for f in ("fortran_mpich08.inc", "fortran_mpich08.c"):
+        with open(os.path.join(srcdir, f)) as fh:
+            names.update(re.findall(r"F08_NAME\(\s*\w+\s*,\s*(\w+)\s*\)", fh.read()))
+    return names
+
+
+def mpich(mpicc, srcdir, protos, by_lower):
+    """MPICH: every `use mpi_f08` procedure of libmpichfort with a profiling
+    twin, that piano does not bind."""
+    syms = set(library_symbols(mpicc, "libmpichfort.so"))
+    bound = mpich_bound(srcdir)
+    out = []
+    for sym in sorted(syms):
+        m = re.fullmatch(r"(mpix?)_(\w+?)_(f08|f08ts)(_large)?_", sym)
+        if not m or sym in bound:
+            continue
+        prefix, lower, large = m.group(1), m.group(2), m.group(4)
+        cname = by_lower.get(f"{prefix}_{lower}{'_c' if large else ''}")
+        if cname is None or cname in gen_serial.SKIP:
+            continue
+        params = F08_PARAMS.get(lower, protos[cname])
+        if any("..." in p for p in params):
+            continue
+        real = f"p{prefix}r_{sym[len(prefix) + 1:]}"
+        if real not in syms:
+            continue
+        impl = f"fgate_{sym[:-1]}"
+        out.append(wrapper(impl, real, sym, params) + f"FGATE_NAME({impl}, {sym});\n")
+    return out
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("openmpi", "mpich"):
+        sys.exit("usage: gen-fortran-gate.py openmpi|mpich MPICC SRC_MPI_DIR OUTPUT.c")
+    flavour, mpicc, srcdir, output = sys.argv[1:]
+    protos = c_prototypes(mpicc)
+    by_lower = {name.split("_", 1)[0].lower() + "_" + name.split("_", 1)[1].lower(): name
+                for name in protos}
+    out = (openmpi if flavour == "openmpi" else mpich)(mpicc, srcdir, protos, by_lower)
     with open(output, "w") as f:
-        f.write("/* Generated by tools/gen-fortran-gate.py from Open MPI's mpi.h and "
-                "libmpi_mpifh: do not edit. */\n"
+        f.write(f"/* Generated by tools/gen-fortran-gate.py from {flavour}'s mpi.h and Fortran "
+                "library: do not edit. */\n"
                 '#include "fortran_gate.h"\n\n')
         f.write("\n".join(out))
     return 0

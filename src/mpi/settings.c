@@ -117,7 +117,7 @@ const struct piano_setting_spec pmpi_settings_table[] = {
 	  "single,funneled,serialized,multiple,auto", NULL, NULL,
 	  "The thread level piano asks the MPI for (the application still gets the level it "
 	  "asked for). `auto`: `multiple` when the application asks for it, calls Fortran "
-	  "procedures that enter the MPI past piano's gate (MPICH's `use mpi_f08`), sets "
+	  "procedures that enter the MPI past piano's gate (MPICH's profiling names), sets "
 	  "`PIANO_COLL` to `graph` or a list or sets `PIANO_OFFLOAD`, or calls "
 	  "non-blocking file functions or "
 	  "piano's graph API (its imports at `MPI_Init`); otherwise serialized mode: piano "

@@ -1,5 +1,6 @@
 ! SPDX-License-Identifier: BSD-3-Clause
-! A Fortran program (mpif.h, or `use mpi_f08` with -DBINDING_F08) in
+! A Fortran program (mpif.h, or `use mpi_f08` with -DBINDING_F08; with
+! -DCALL_PMPI, mpif.h calling the profiling name PMPI_COMM_RANK) in
 ! serialized mode: while a receive is in flight (piano's threads may call
 ! the MPI), the program calls procedures
 ! that piano does not bind itself (MPI_COMM_RANK, MPI_TYPE_SIZE,
@@ -43,7 +44,11 @@ program fortran_gate
   t0 = MPI_Wtime()
   do while (MPI_Wtime() - t0 < 0.1d0)
     calls = calls + 3
+#ifdef CALL_PMPI
+    call PMPI_Comm_rank(MPI_COMM_WORLD, r, ierr)
+#else
     call MPI_Comm_rank(MPI_COMM_WORLD, r, ierr)
+#endif
     call MPI_Type_size(MPI_DOUBLE_PRECISION, sz, ierr)
     call MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, cmp, ierr)
     if (r /= rank .or. sz /= 8 .or. cmp /= MPI_IDENT .or. ierr /= MPI_SUCCESS) then
