@@ -52,9 +52,17 @@ static bool has_affix(const char *s, const char *prefix, const char *suffix)
  * C binding (lower case): clocks, address arithmetic, the queries MPI
  * allows at any time, and those that do nothing (Pcontrol, F_sync_reg). */
 static const char *const SAFE[] = {
-	"wtime",       "wtick",          "aint_add",  "aint_diff",
-	"pcontrol",    "f_sync_reg",     "initialized", "finalized",
-	"is_thread_main", "get_version", "get_library_version",
+	"wtime",
+	"wtick",
+	"aint_add",
+	"aint_diff",
+	"pcontrol",
+	"f_sync_reg",
+	"initialized",
+	"finalized",
+	"is_thread_main",
+	"get_version",
+	"get_library_version",
 };
 
 /* Whether `name` (ompi_<x>_f, pmpi_<x>_, mpi_<x>_f08_) is one of SAFE. */

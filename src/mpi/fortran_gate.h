@@ -23,12 +23,12 @@
  * a C program does not load the Fortran library), called with the gate
  * closed; without the library (never, for a program that calls the
  * binding), an error in ierr (NULL: an f08 ierror left out). */
-#define FGATE(real, name, ierr, ...)                  \
-	do {                                          \
-		PMPI_APP_SCOPE();                     \
-		if (real)                             \
-			real(__VA_ARGS__);            \
-		else                                  \
+#define FGATE(real, name, ierr, ...)                   \
+	do {                                           \
+		PMPI_APP_SCOPE();                      \
+		if (real)                              \
+			real(__VA_ARGS__);             \
+		else                                   \
 			fgate_missing((name), (ierr)); \
 	} while (0)
 
