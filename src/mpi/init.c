@@ -16,6 +16,7 @@
 #include "gate.h"
 #include "imports.h"
 #include "offload.h"
+#include "overdue.h"
 #include "preload.h"
 #include "progress.h"
 #include "report_out.h"
@@ -30,6 +31,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <hwloc.h>
 #include <pthread.h>
@@ -527,43 +529,48 @@ static void setup(int real)
  * or a rank that died. */
 #define AGREE_WARN_NS (10ull * 1000000000ull)
 
+static void agree_overdue(void *arg, uint64_t waited_ns)
+{
+	pmpi_warn("rank %d has waited %llu s in MPI_Init for every rank's piano "
+	          "(PIANO_COLL=auto agrees once across MPI_COMM_WORLD) and waits on: "
+	          "if some ranks of this job run without piano-run (MPMD), set "
+	          "PIANO_COLL=native on the ranks that run it (docs/mpi.md, \"Known "
+	          "limits\")",
+	          *(const int *)arg, (unsigned long long)(waited_ns / 1000000000ull));
+}
+
 /*
  * *all = the minimum of every rank's `mine` over MPI_COMM_WORLD: one
- * MPI_Iallreduce tested until done (spinning for a millisecond, then
- * 100 us apart: once per job, at MPI_Init), so that a rank whose peers
- * never join says so instead of hanging in silence. It cannot give up:
- * the collective stays posted, and the application's first non-blocking
- * collective on MPI_COMM_WORLD would then match it on the other ranks.
+ * blocking MPI_Allreduce, watched (overdue.h) so that a rank whose peers
+ * never join says so instead of hanging in silence. Not MPI_Iallreduce:
+ * on Open MPI one non-blocking collective on MPI_COMM_WORLD keeps libnbc's
+ * progress callback in every progress call of the job (overdue.c), 5 % of
+ * a blocking ring's time (docs/performance.md, "Small messages"). A rank
+ * without piano (an MPMD job) may instead match it with a blocking
+ * collective of its own: the second element, INT_MAX on every rank of
+ * piano's, comes back lower then, and the rank says so and exits rather
+ * than run on with another rank's data.
  */
 static int agree_min(int mine, int *all)
 {
-	MPI_Request req;
-	int rc = PMPI_Iallreduce(&mine, all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+	int rank = 0;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	int in[2] = { mine, INT_MAX }, out[2] = { 0, 0 };
+	struct overdue watch;
+	overdue_arm(&watch, AGREE_WARN_NS, agree_overdue, &rank);
+	int rc = PMPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	overdue_disarm(&watch);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	uint64_t start = sys_now_ns();
-	bool warned = false;
-	for (;;) {
-		int done = 0;
-		rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS || done)
-			return rc;
-		uint64_t waited = sys_now_ns() - start;
-		if (!warned && waited >= AGREE_WARN_NS) {
-			int rank = 0;
-			PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-			pmpi_warn(
-			        "rank %d has waited %llu s in MPI_Init for every rank's piano "
-			        "(PIANO_COLL=auto agrees once across MPI_COMM_WORLD) and waits on: "
-			        "if some ranks of this job run without piano-run (MPMD), set "
-			        "PIANO_COLL=native on the ranks that run it (docs/mpi.md, \"Known "
-			        "limits\")",
-			        rank, (unsigned long long)(waited / 1000000000ull));
-			warned = true;
-		}
-		if (waited > 1000000)
-			nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+	if (out[1] != INT_MAX) {
+		pmpi_warn("PIANO_COLL=auto's agreement in MPI_Init met another "
+		          "collective: some ranks of this job run without piano-run (MPMD), set "
+		          "PIANO_COLL=native on the ranks that run it (docs/mpi.md, \"Known "
+		          "limits\"); exiting");
+		pmpi_die();
 	}
+	*all = out[0];
+	return MPI_SUCCESS;
 }
 
 static void coll_auto_agree(void)

@@ -3,6 +3,9 @@
  * Thread levels: the application gets the level it asked for (bounded by
  * what the MPI gives), MPI_Query_thread agrees with it, and traffic works
  * afterwards. usage: test_init init|single|funneled|serialized|multiple
+ * [allreduce]; with `allreduce` the program's first call after MPI_Init is
+ * a blocking MPI_Allreduce of two ints (MPI_MIN), the signature of piano's
+ * own agreement in MPI_Init (tests/mpi/mpmd.sh).
  */
 #include "mpitest.h"
 
@@ -30,6 +33,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "asked %d, got %d\n", required, provided);
 			return 1;
 		}
+	}
+	if (argc > 2 && strcmp(argv[2], "allreduce") == 0) {
+		/* Not checked: in mpmd.sh's job this meets piano's agreement. */
+		int in[2] = { 1, 2 }, out[2];
+		CHECK_MPI(MPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
 	}
 	MPI_Query_thread(&q);
 	if (required >= 0)
