@@ -45,8 +45,7 @@ static void *overdue_main(void *p)
 	return NULL;
 }
 
-void overdue_arm(struct overdue *o, uint64_t after_ns, void (*warn)(void *, uint64_t),
-                 void *arg)
+void overdue_arm(struct overdue *o, uint64_t after_ns, void (*warn)(void *, uint64_t), void *arg)
 {
 	*o = (struct overdue){ .after_ns = after_ns, .warn = warn, .arg = arg };
 	pthread_condattr_t ca;

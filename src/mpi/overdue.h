@@ -23,8 +23,7 @@ struct overdue {
 /* Calls warn(arg, waited) from another thread, once, if overdue_disarm()
  * has not been called after_ns from now. Without a thread (out of memory
  * or threads) nothing warns: the caller's call runs all the same. */
-void overdue_arm(struct overdue *o, uint64_t after_ns, void (*warn)(void *, uint64_t),
-                 void *arg);
+void overdue_arm(struct overdue *o, uint64_t after_ns, void (*warn)(void *, uint64_t), void *arg);
 
 /* Ends the watch; returns when the watching thread is gone. */
 void overdue_disarm(struct overdue *o);

@@ -81,8 +81,9 @@ int main(int argc, char **argv)
 	CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 	int after_own = registered(cb);
 	if (!after_own)
-		fprintf(stderr, "rank %d: libnbc's progress callback is not seen after an "
-		                "MPI_Ibarrier: the test cannot observe it\n",
+		fprintf(stderr,
+		        "rank %d: libnbc's progress callback is not seen after an "
+		        "MPI_Ibarrier: the test cannot observe it\n",
 		        rank);
 	int ok = !after_init && after_own, all = 0;
 	CHECK_MPI(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
