@@ -21,11 +21,11 @@
 #include <string.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct reqtab handles;            /* handle -> operation; under lock */
-static MPI_Comm self = MPI_COMM_NULL;    /* made once under lock, then read-only */
-static int self_tag_ub;                  /* its MPI_TAG_UB */
-static int next_tag;                     /* under lock */
-static _Atomic long nhandles;            /* entries of `handles`; read without the lock */
+static struct reqtab handles;         /* handle -> operation; under lock */
+static MPI_Comm self = MPI_COMM_NULL; /* made once under lock, then read-only */
+static int self_tag_ub;               /* its MPI_TAG_UB */
+static int next_tag;                  /* under lock */
+_Atomic long coll_persist_nhandles;   /* entries of `handles`; read without the lock */
 
 static uint64_t key_of(MPI_Request r)
 {
@@ -197,7 +197,7 @@ static int commit(struct coll_op *op, MPI_Request *request)
 	}
 	if (rc == MPI_SUCCESS) {
 		e->data = op;
-		atomic_fetch_add_explicit(&nhandles, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&coll_persist_nhandles, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&pmpi_g.graph_persistent, 1, memory_order_relaxed);
 	} else if (op->req != MPI_REQUEST_NULL) {
 		PMPI_Request_free(&op->req);
@@ -215,7 +215,7 @@ static int commit(struct coll_op *op, MPI_Request *request)
 
 bool coll_persist_start(MPI_Request *req, int *rc)
 {
-	if (!atomic_load_explicit(&nhandles, memory_order_relaxed))
+	if (!atomic_load_explicit(&coll_persist_nhandles, memory_order_relaxed))
 		return false;
 	pthread_mutex_lock(&lock);
 	struct coll_op *op = find(*req);
@@ -248,10 +248,8 @@ bool coll_persist_start(MPI_Request *req, int *rc)
 	return true;
 }
 
-bool coll_persist_among(const MPI_Request *reqs, int n)
+bool coll_persist_among_slow(const MPI_Request *reqs, int n)
 {
-	if (!atomic_load_explicit(&nhandles, memory_order_relaxed))
-		return false;
 	bool found = false;
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < n && !found; i++)
@@ -262,16 +260,16 @@ bool coll_persist_among(const MPI_Request *reqs, int n)
 
 bool coll_persist_free(MPI_Request *req, int *rc)
 {
-	if (!req || !atomic_load_explicit(&nhandles, memory_order_relaxed))
+	if (!req || !atomic_load_explicit(&coll_persist_nhandles, memory_order_relaxed))
 		return false;
 	pthread_mutex_lock(&lock);
-	struct reqtab_entry *e =
-	        *req == MPI_REQUEST_NULL ? NULL : reqtab_find(&handles, key_of(*req));
+	struct reqtab_entry *e = *req == MPI_REQUEST_NULL ? NULL
+	                                                  : reqtab_find(&handles, key_of(*req));
 	struct coll_op *op = e ? e->data : NULL;
 	bool later = false;
 	if (op) {
 		reqtab_erase(&handles, e);
-		atomic_fetch_sub_explicit(&nhandles, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&coll_persist_nhandles, 1, memory_order_relaxed);
 		later = op->free_pending = op->running;
 	}
 	pthread_mutex_unlock(&lock);

@@ -35,6 +35,7 @@
 #define PIANO_COLL_PERSIST_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "coll_op.h"
@@ -59,8 +60,17 @@ int coll_persist_end(struct coll_persist *p, int rc, MPI_Request *request);
 bool coll_persist_start(MPI_Request *req, int *rc);
 /* Whether one of reqs is such a handle: MPI_Startall then starts them one
  * by one (coll_persist_start() or the MPI's MPI_Start), a completion call
- * drives the graphs (as for coll_op_among()). */
-bool coll_persist_among(const MPI_Request *reqs, int n);
+ * drives the graphs (as for coll_op_among()). Inline, as coll_op_among():
+ * every completion call asks, and most processes hold no such handle (out
+ * of line, the call and its frame were 20 instructions of every
+ * MPI_Test). */
+bool coll_persist_among_slow(const MPI_Request *reqs, int n);
+extern _Atomic long coll_persist_nhandles;
+static inline bool coll_persist_among(const MPI_Request *reqs, int n)
+{
+	return atomic_load_explicit(&coll_persist_nhandles, memory_order_relaxed) &&
+	       coll_persist_among_slow(reqs, n);
+}
 /* MPI_Request_free: whether *req is such a handle; if so frees it (the
  * operation once its run, if any, ended) and sets *rc. */
 bool coll_persist_free(MPI_Request *req, int *rc);

@@ -29,29 +29,7 @@ long pmpi_setting(const char *name, int *source)
 	return pmpi_setting_text(name, NULL, 0, source);
 }
 
-/*
- * The sizes of the MPI's predefined datatypes, found without a call into
- * the MPI: every MPI_Isend and MPI_Irecv asks for its message's size
- * (posted(), p2p.c), and PMPI_Type_size took 12-28 ns there. Open
- * addressing on the handle's bits; a slot with size 0 is empty. Written by
- * set-up before pmpi_ready is released, read-only afterwards (readers
- * acquire pmpi_ready in pmpi_ensure(), or were started after set-up); a
- * predefined handle is never freed, so an entry never goes stale.
- */
-#define TYPE_SLOTS 64 /* a power of two, about twice the types cached */
-#define TYPE_PROBES 4
-static struct {
-	MPI_Datatype dt;
-	int size;
-} type_cache[TYPE_SLOTS];
-
-static unsigned type_slot(MPI_Datatype dt)
-{
-	uint64_t h = (uint64_t)(uintptr_t)dt;
-	h ^= h >> 17;
-	h *= 0x9e3779b97f4a7c15u;
-	return (unsigned)(h >> 58) % TYPE_SLOTS;
-}
+struct pmpi_type_slot pmpi_type_cache[PMPI_TYPE_SLOTS]; /* base.h */
 
 void pmpi_type_cache_setup(void)
 {
@@ -69,30 +47,20 @@ void pmpi_type_cache_setup(void)
 		/* A Fortran type the MPI was built without: left to the MPI. */
 		if (PMPI_Type_size(types[t], &size) != MPI_SUCCESS || size <= 0)
 			continue;
-		unsigned i = type_slot(types[t]);
-		for (int k = 0; k < TYPE_PROBES; k++, i = (i + 1) % TYPE_SLOTS) {
-			if (type_cache[i].size == 0) {
-				type_cache[i].dt = types[t];
-				type_cache[i].size = size;
+		unsigned i = pmpi_type_slot(types[t]);
+		for (int k = 0; k < PMPI_TYPE_PROBES; k++, i = (i + 1) % PMPI_TYPE_SLOTS) {
+			if (pmpi_type_cache[i].size == 0) {
+				pmpi_type_cache[i].dt = types[t];
+				pmpi_type_cache[i].size = size;
 				break;
 			}
-			if (type_cache[i].dt == types[t])
+			if (pmpi_type_cache[i].dt == types[t])
 				break; /* an alias of a type already cached */
 		}
 	}
 }
 
-/* The size of a cached predefined type, or -1. */
-static int type_cached(MPI_Datatype dt)
-{
-	unsigned i = type_slot(dt);
-	for (int k = 0; k < TYPE_PROBES && type_cache[i].size; k++, i = (i + 1) % TYPE_SLOTS)
-		if (type_cache[i].dt == dt)
-			return type_cache[i].size;
-	return -1;
-}
-
-bool pmpi_type_predefined(MPI_Datatype type) { return type_cached(type) >= 0; }
+bool pmpi_type_predefined(MPI_Datatype type) { return pmpi_type_cached(type) >= 0; }
 
 bool pmpi_op_predefined(MPI_Op op)
 {
@@ -105,12 +73,13 @@ bool pmpi_op_predefined(MPI_Op op)
 	return false;
 }
 
-int pmpi_type_bytes(MPI_Count count, MPI_Datatype type, long *bytes)
+int pmpi_type_bytes_slow(MPI_Count count, MPI_Datatype type, long *bytes)
 {
-	int size = type_cached(type);
-	if (count < 0 || (size < 0 && (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)))
+	int size = -1;
+	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
 		return -1;
-	*bytes = size && count > LONG_MAX / size ? LONG_MAX : (long)count * size;
+	long b;
+	*bytes = __builtin_mul_overflow((long)count, (long)size, &b) ? LONG_MAX : b;
 	return 0;
 }
 

@@ -71,7 +71,7 @@ static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
  * transfer is listed, decremented after its request is completed; the
  * release/acquire pair orders the count with the listing for a waiter that
  * was handed the request by the thread that made it. */
-static _Atomic long live;
+_Atomic long fileio_live; /* fileio.h */
 
 /* The holder is inside a file call: on Open MPI the gate is closed for
  * its length (gate.c; file.c says why). */
@@ -310,7 +310,7 @@ static unsigned complete_made(bool *end)
 		struct xfer *t = made;
 		made = t->next;
 		PMPI_Grequest_complete(t->req);
-		atomic_fetch_sub_explicit(&live, 1, memory_order_release);
+		atomic_fetch_sub_explicit(&fileio_live, 1, memory_order_release);
 		xfer_put(t, false);
 		n++;
 	}
@@ -404,7 +404,7 @@ int fileio_submit(const struct fileio_xfer *x, MPI_Request *req)
 	track_foreign(t->req, false);
 	*req = t->req;
 	pthread_mutex_lock(&q.lock);
-	atomic_fetch_add_explicit(&live, 1, memory_order_release);
+	atomic_fetch_add_explicit(&fileio_live, 1, memory_order_release);
 	if (q.tail)
 		q.tail->next = t;
 	else
@@ -426,7 +426,7 @@ int fileio_submit(const struct fileio_xfer *x, MPI_Request *req)
 
 void fileio_flush(MPI_File fh, bool collectives)
 {
-	if (atomic_load_explicit(&live, memory_order_acquire) == 0)
+	if (atomic_load_explicit(&fileio_live, memory_order_acquire) == 0)
 		return; /* nothing queued (live: see fileio_wait) */
 	pthread_mutex_lock(&q.lock);
 	for (;;) {
@@ -451,7 +451,7 @@ static bool listed(const struct xfer *t, MPI_Request req)
 
 void fileio_wait(const MPI_Request *reqs, int n)
 {
-	if (atomic_load_explicit(&live, memory_order_acquire) == 0)
+	if (atomic_load_explicit(&fileio_live, memory_order_acquire) == 0)
 		return;
 	pthread_mutex_lock(&q.lock);
 	bool ours = n > 0;

@@ -58,6 +58,9 @@ void fileio_flush(MPI_File fh, bool collectives);
  * helper making them may need; the caller then completes them with the
  * MPI's own call, which finds them complete or about to be. */
 void fileio_wait(const MPI_Request *reqs, int n);
+/* Transfers queued or made whose request is not yet completed (fileio.c):
+ * while there are none, fileio_wait() returns at once. */
+extern _Atomic long fileio_live;
 
 /* At MPI_Finalize, before the engine stops: every queued transfer made and
  * every request completed. */

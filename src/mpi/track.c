@@ -84,11 +84,14 @@ void track_native_wait_end(void)
 
 static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_of(r)); }
 
+_Atomic long track_entries; /* track.h */
+
 static void erase(struct reqtab_entry *e)
 {
 	if (e->foreign)
 		atomic_fetch_sub(&nforeign, 1);
 	reqtab_erase(&tab, e);
+	atomic_store_explicit(&track_entries, (long)tab.count, memory_order_relaxed);
 }
 
 /* The entry of r, created if needed (NULL when out of memory). Called with
@@ -98,6 +101,8 @@ static struct reqtab_entry *entry_for(MPI_Request r)
 {
 	bool created;
 	struct reqtab_entry *e = reqtab_get(&tab, key_of(r), &created);
+	if (created)
+		atomic_store_explicit(&track_entries, (long)tab.count, memory_order_relaxed);
 	if (!e || created)
 		return e;
 	if (e->active)
@@ -195,8 +200,8 @@ long track_pending(void) { return atomic_load(&pending); }
 
 void track_completed(const MPI_Request *before, int n, const int *done_idx, int ndone)
 {
-	if (!atomic_load_explicit(&pmpi_g.tracked, memory_order_relaxed))
-		return; /* nothing was ever tracked: skip the lock */
+	if (!track_any())
+		return; /* an empty table: skip the lock */
 	for (int d = 0; d < ndone; d++) {
 		int i = done_idx ? done_idx[d] : d;
 		if (i >= 0 && i < n && before[i] != MPI_REQUEST_NULL)

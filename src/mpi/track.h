@@ -29,6 +29,17 @@ void track_foreign(MPI_Request req, bool persistent);
 bool track_any_foreign(const MPI_Request *reqs, int n);
 /* Active tracked requests, read lock-free. */
 long track_pending(void);
+/* Entries of the table (tracked, persistent inactive, foreign), written
+ * under the table's lock. Read relaxed by completion calls: an entry of a
+ * request the caller holds was made before the caller got the handle.
+ * Zero: no completion call can complete a request piano knows, and none
+ * needs to copy its handles or ask the table (a process whose large
+ * transfers are over pays for none of its small ones). */
+extern _Atomic long track_entries;
+static inline bool track_any(void)
+{
+	return atomic_load_explicit(&track_entries, memory_order_relaxed) != 0;
+}
 /*
  * Serialized mode: the application thread is about to wait in the MPI's own
  * blocking call, which progresses every request itself while the gate keeps
