@@ -126,8 +126,9 @@ PIANO_API int piano_poll_all(void);
  * PIANO_TIMER_PREDICTED: nothing blocks on the engine during the hold and
  * its length is not known; after a streak of such holds that all ended
  * within a period (no tick could have come), the next one does not arm the
- * timer, until one lasts longer. Without the flag the timer is always armed
- * while held. A release passes the flags of its hold.
+ * timer, until one lasts longer: that one gets its first tick late, 4 to 64
+ * periods after it began (later while such streaks go on). Without the
+ * flag the timer is always armed while held. A release passes the flags of its hold.
  * In the default mode (`queues`) the timer ticks while any queue holds a
  * task and holds change nothing. Returns 0, PIANO_EINVAL (unknown flag),
  * PIANO_ENOTINIT, or PIANO_ESTATE for a release without a hold.

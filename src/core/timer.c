@@ -91,13 +91,15 @@ static void timer_set_once(struct piano_engine *e, uint64_t ns)
 /* A hold predicted short that turns out long is found by a rescue expiry
  * RESCUE_PERIODS periods after it began (hold_first()). Each expiry that
  * finds no long hold doubles that distance, up to RESCUE_PERIODS <<
- * RESCUE_MAX_SHIFT: while short holds come and go without end (LAMMPS
- * posts and completes ~4,000 tracked requests a second), a rescue every 4
- * periods woke the timer thread 250 times a second on a core that
- * computes (docs/mpi.md, "Do no harm"). A hold that proved long starts
- * again at RESCUE_PERIODS. */
+ * RESCUE_MAX_SHIFT (64 periods): while short holds come and go without
+ * end (LAMMPS posts and completes ~4,000 tracked requests a second), a
+ * rescue every 4 periods woke the timer thread 250 times a second on a
+ * core that computes, every 16 periods still ~50 times, each finding no
+ * hold at all (docs/mpi.md, "Do no harm"). The price: the first tick of a
+ * hold mispredicted short comes up to 64 periods late. A hold that proved
+ * long starts again at RESCUE_PERIODS. */
 #define RESCUE_PERIODS 4
-#define RESCUE_MAX_SHIFT 2
+#define RESCUE_MAX_SHIFT 4
 
 static uint64_t rescue_ns(struct piano_engine *e, uint64_t period)
 {
