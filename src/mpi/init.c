@@ -923,9 +923,10 @@ static void print_stats(void)
 		        "# piano-mpi rank %d: socket watcher: woken %llu times by sockets, %llu "
 		        "follow-ups, %llu rounds, %llu held off, arrivals paused %llu times, "
 		        "rested "
-		        "%llu times, %llu fd-table scans\n",
+		        "%llu times, %llu fd-table scans, %llu blocks without the MPI's "
+		        "connections\n",
 		        rank, ws.woken, ws.follow_ups, ws.rounds, ws.held_off, ws.holds, ws.rests,
-		        ws.scans);
+		        ws.scans, ws.unconnected);
 	}
 	bool refused = false;
 	unsigned long long raised = starve_raised(&refused);

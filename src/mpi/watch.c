@@ -158,7 +158,6 @@
 #define REFRESH_NS 10000000u     /* connections appear lazily: look for new ones every 10 ms */
 #define RESCAN_NS 1000000000u    /* ... and read the whole fd table at least this often */
 #define STANDBY_MS 1             /* look again this often while a native waiter drives */
-#define STANDBY_SHM_MS 10        /* ... where the MPI has no connection (watch_block) */
 #define SETTLE_MS 10             /* quiet time before serialized mode's fence goes (watch_block) */
 #define HOLD_MIN_NS 64000u       /* the first pause after a round nobody needed (see the top) */
 #define HOLD_STREAM_SHARE 4      /* a stream: unread bytes >= 1/this of the receive buffer */
@@ -201,6 +200,9 @@ static uint64_t refreshed_ns; /* the last look for new sockets; 0: rescan at the
 static uint64_t scanned_ns;
 static long scanned_count;
 static uint64_t scan_gap = REFRESH_NS;
+/* A scan found other sockets than the one before (block_unconnected()
+ * clears it). */
+static bool sockets_changed;
 static bool follow_up; /* the last round read data: one more round (see the top) */
 /* The pause of arrivals (see the top): its longest (PIANO_MPI_WATCH_HOLD_US,
  * 0: never), the rounds nobody needed in a row, and its end. */
@@ -371,6 +373,7 @@ static void refresh(void)
 	/* Where the count is not reported: rescans further apart while they
 	 * find the same sockets. */
 	scan_gap = !same ? REFRESH_NS : scan_gap < RESCAN_NS / 2 ? scan_gap * 2 : RESCAN_NS;
+	sockets_changed = sockets_changed || !same;
 }
 
 /* A connection the last scan found while it was being made is asked again
@@ -517,9 +520,48 @@ static int poll_ns(struct pollfd *f, int n, int64_t ns)
 	return ppoll(f, (nfds_t)n, &ts, NULL);
 }
 
+/*
+ * No connection of the MPI's (shared memory only, or none made yet): no
+ * socket whose events a round could serve, only the fd table to look at
+ * again for a connection made meanwhile (maybe_refresh()). The pipe alone,
+ * with neither the quiet nor the rest flag up, so that nobody writes to it
+ * but watch_shutdown(): listening there, every tracked post nudged the
+ * watcher out of its quiet and every native wait woke it every 10 ms, each
+ * wake-up a CPU taken from a rank for nothing (LAMMPS peptide on shared
+ * memory: 500-850 per rank in 14 s, docs/performance.md). The looks come
+ * REFRESH_NS apart after a scan found other sockets (and at the start,
+ * when the MPI opens its first connections), twice as far apart after each
+ * look that found none, up to the blocking timeout (PIANO_BLOCK_TIMEOUT_MS): a
+ * connection made later is found within that timeout, the timer
+ * progressing it meanwhile. A look that finds serialized mode's fenced path
+ * on with nothing pending takes it off, as the connected path does.
+ */
+static uint64_t look_gap_ns; /* the next look's distance (0: REFRESH_NS) */
+
+static int block_unconnected(int timeout_ms)
+{
+	uint64_t cap = timeout_ms < 0 ? RESCAN_NS : (uint64_t)timeout_ms * 1000000u;
+	look_gap_ns = sockets_changed || !look_gap_ns ? REFRESH_NS : 2 * look_gap_ns;
+	sockets_changed = false;
+	if (look_gap_ns > cap)
+		look_gap_ns = cap;
+	int r = poll(fds, 1, (int)((look_gap_ns + 999999u) / 1000000u));
+	if (r > 0)
+		watch_wake_drain();
+	else if (r == 0 && gate_fenced() && !needed())
+		gate_quiet();
+	stats.unconnected++;
+	return 0;
+}
+
 static int watch_block(void *arg, int timeout_ms)
 {
 	(void)arg;
+	if (!nmpi && !nconnecting) {
+		maybe_refresh();
+		if (!nmpi && !nconnecting)
+			return block_unconnected(timeout_ms);
+	}
 	uint64_t now = sys_now_ns();
 	bool rest = rest_begin(now);
 	woke = false;
@@ -539,18 +581,10 @@ static int watch_block(void *arg, int timeout_ms)
 		 * watcher, 8.7 ms without), and the bytes it has not read yet
 		 * would wake us back to back. The wake-up pipe only, a while;
 		 * until a nudge when nothing a round can help is pending.
-		 * "A while": STANDBY_MS where the MPI has a connection, so
-		 * that the watcher listens again soon after the wait. Without
-		 * one (shared memory: only the run-time's sockets) there is
-		 * nothing to listen to after it, only the fd table to read
-		 * for a connection made meanwhile: every REFRESH_NS, as
-		 * outside waits. Each wake-up takes a CPU from a rank (LAMMPS
-		 * melt: 100-860 per rank and run, on shared memory). */
+		 * "A while": STANDBY_MS, so that the watcher listens again
+		 * soon after the wait (the MPI has a connection here:
+		 * block_unconnected() above serves the others). */
 		int standby = STANDBY_MS;
-		if (!nmpi) {
-			maybe_refresh();
-			standby = nmpi ? STANDBY_MS : STANDBY_SHM_MS;
-		}
 		bool q = !rest && go_quiet();
 		if (poll(fds, 1, q || rest || timeout_ms < standby ? timeout_ms : standby) > 0)
 			watch_wake_drain();

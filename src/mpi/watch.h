@@ -13,7 +13,7 @@ void watch_shutdown(void);
  * arrivals after rounds nobody needed. Read after watch_shutdown() only:
  * the counters belong to the watcher task. */
 struct watch_stats {
-	unsigned long long woken, follow_ups, rounds, held_off, holds, rests, scans;
+	unsigned long long woken, follow_ups, rounds, held_off, holds, rests, scans, unconnected;
 };
 void watch_stats(struct watch_stats *out);
 

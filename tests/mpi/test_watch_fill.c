@@ -46,7 +46,9 @@ int main(int argc, char **argv)
 	int token = 0;
 	MPI_Sendrecv_replace(&token, 1, MPI_INT, 1 - rank, 1, 1 - rank, 1, MPI_COMM_WORLD,
 	                     MPI_STATUS_IGNORE);
-	mpitest_spin_ms(20); /* past the watcher's 10 ms rescan */
+	/* Past the watcher's next look at the fd table: without a connection
+	 * of the MPI's it looks at most PIANO_BLOCK_TIMEOUT_MS (100 ms) apart. */
+	mpitest_spin_ms(150);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
 		int late = 0;

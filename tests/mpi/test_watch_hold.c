@@ -75,7 +75,9 @@ int main(int argc, char **argv)
 			MPI_Irecv(big, BIG, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &big_req);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	struct timespec wait_rescan = { 0, 20000000 }; /* past the watcher's 10 ms rescan */
+	/* Past the watcher's next look at the fd table: without a connection
+	 * of the MPI's it looks at most PIANO_BLOCK_TIMEOUT_MS (100 ms) apart. */
+	struct timespec wait_rescan = { 0, 150000000 };
 	nanosleep(&wait_rescan, NULL);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {

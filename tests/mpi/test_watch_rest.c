@@ -156,7 +156,9 @@ int main(int argc, char **argv)
 	int token = 0;
 	MPI_Sendrecv_replace(&token, 1, MPI_INT, peer, 1, peer, 1, MPI_COMM_WORLD,
 	                     MPI_STATUS_IGNORE);
-	struct timespec wait_rescan = { 0, 20000000 }; /* past the watcher's 10 ms rescan */
+	/* Past the watcher's next look at the fd table: without a connection
+	 * of the MPI's it looks at most PIANO_BLOCK_TIMEOUT_MS (100 ms) apart. */
+	struct timespec wait_rescan = { 0, 150000000 };
 	nanosleep(&wait_rescan, NULL);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
