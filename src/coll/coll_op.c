@@ -15,6 +15,7 @@
 #include "coll_op.h"
 #include "coll_shadow.h"
 #include "graph_internal.h"
+#include "op_hold.h"
 #include "reqtab.h"
 
 #include <stdlib.h>
@@ -52,6 +53,8 @@ static void op_destroy(struct coll_op *op)
 	for (int i = 0; i < op->nown; i++)
 		PMPI_Type_free(&op->own[i]);
 	free(op->own);
+	if (op->op_held)
+		op_release(op->held);
 	if (op->sh)
 		coll_shadow_put(op->sh);
 	free(op);
@@ -214,6 +217,9 @@ int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **ou
 		op->nown = persist->nown;
 		persist->own = NULL;
 		persist->nown = persist->cap = 0;
+		op->op_held = persist->op_held;
+		op->held = persist->held;
+		persist->op_held = false;
 	} else {
 		op->tag = coll_shadow_tag(op->sh);
 	}

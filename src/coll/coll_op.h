@@ -97,11 +97,15 @@ struct coll_op {
 	/* Persistent (coll_persist.h): req is the application's handle, a
 	 * persistent receive of tag ptag; running and free_pending under that
 	 * file's lock; own: duplicates of the caller's datatypes the graph
-	 * names (an array on the heap), freed with the operation. */
+	 * names (an array on the heap), freed with the operation; held: the
+	 * user-defined operation the graph reduces with, held (op_hold.h)
+	 * until the operation is destroyed. */
 	bool persistent, running, free_pending;
 	int ptag;
 	MPI_Datatype *own;
 	int nown;
+	bool op_held;
+	MPI_Op held;
 };
 
 /*
@@ -117,7 +121,9 @@ struct coll_persist {
 	int nown, cap;
 	MPI_Datatype *lists[2]; /* coll_persist_types()'s arrays, freed at the end */
 	int nlists;
-	int err;            /* a duplicate that failed */
+	bool op_held; /* held: the user-defined operation held (op_hold.h) */
+	MPI_Op held;
+	int err;            /* a duplicate or a hold that failed */
 	struct coll_op *op; /* committed by the builder */
 	struct coll_persist *outer;
 };

@@ -15,6 +15,7 @@
 #include "coll_persist.h"
 #include "base.h"
 #include "graph_internal.h"
+#include "op_hold.h"
 #include "reqtab.h"
 
 #include <stdlib.h>
@@ -65,6 +66,19 @@ MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t)
 	return d;
 }
 
+MPI_Op coll_persist_op(struct coll_persist *p, MPI_Op op)
+{
+	if (pmpi_op_predefined(op) || p->err)
+		return op;
+	if (p->op_held || !op_hold(op)) {
+		p->err = MPI_ERR_OP; /* freed since the caller's check, or a second one */
+		return op;
+	}
+	p->op_held = true;
+	p->held = op;
+	return op;
+}
+
 const MPI_Datatype *coll_persist_types(struct coll_persist *p, const MPI_Datatype *types, int n)
 {
 	if (!types || n <= 0 || p->err)
@@ -107,6 +121,9 @@ int coll_persist_end(struct coll_persist *p, int rc, MPI_Request *request)
 	free(p->own);
 	p->own = NULL;
 	p->nown = p->cap = 0;
+	if (p->op_held) /* no operation took the hold either */
+		op_release(p->held);
+	p->op_held = false;
 	/* The builder copied each block's datatype into its nodes. */
 	for (int i = 0; i < p->nlists; i++)
 		free(p->lists[i]);

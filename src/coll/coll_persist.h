@@ -23,6 +23,7 @@
  *   struct coll_persist p;
  *   coll_persist_begin(&p);
  *   type = coll_persist_type(&p, type);      (each datatype argument)
+ *   op = coll_persist_op(&p, op);            (a reduction's operation)
  *   types = coll_persist_types(&p, types, n); (each array of them)
  *   rc = coll_ibcast(..., request);          (builds, does not start)
  *   rc = coll_persist_end(&p, rc, request);  (the handle)
@@ -46,6 +47,11 @@ void coll_persist_begin(struct coll_persist *p);
 /* The datatype the graph is to use for t: t itself when predefined, else a
  * duplicate the operation owns (t, and p->err set, when that fails). */
 MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t);
+/* The operation the graph is to reduce with: op itself, held (op_hold.h)
+ * for the operation's life when user-defined, so that the application may
+ * free it after the init; p->err set when it cannot be held (the caller
+ * checked op_holdable()). At most one per operation. */
+MPI_Op coll_persist_op(struct coll_persist *p, MPI_Op op);
 /* The same for an array of n datatypes (alltoallw's): an array valid until
  * coll_persist_end() (types itself, and p->err set, on failure). At most
  * two per operation. */

@@ -14,6 +14,7 @@
 #include "coll_persist.h"
 #include "coll_shadow.h"
 #include "init.h"
+#include "op_hold.h"
 #include "progress.h"
 #include "report.h"
 #include "settings.h"
@@ -118,6 +119,7 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 	if ((c)->persistent)      \
 	coll_persist_begin(&pers)
 #define GRAPH_TYPE(c, t) ((c)->persistent ? coll_persist_type(&pers, (t)) : (t))
+#define GRAPH_OP(c, o) ((c)->persistent ? coll_persist_op(&pers, (o)) : (o))
 #define GRAPH_TYPES(c, t, n) ((c)->persistent ? coll_persist_types(&pers, (t), (n)) : (t))
 #define GRAPH_END(c, rc)                                                                         \
 	do {                                                                                     \
@@ -244,10 +246,10 @@ static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLREDUCE, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      (!c->persistent || pmpi_op_predefined(op)))) {
+	                      (!c->persistent || op_holdable(op)))) {
 		GRAPH_BEGIN(c);
-		int rc = coll_iallreduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, comm,
-		                         pmpi_g.coll_segment, c->request);
+		int rc = coll_iallreduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
+		                         GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLREDUCE, count, datatype, rc, c);
@@ -468,10 +470,10 @@ static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IEXSCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      (!c->persistent || pmpi_op_predefined(op)))) {
+	                      (!c->persistent || op_holdable(op)))) {
 		GRAPH_BEGIN(c);
-		int rc = coll_iexscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, comm,
-		                      pmpi_g.coll_segment, c->request);
+		int rc = coll_iexscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
+		                      GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IEXSCAN, count, datatype, rc, c);
@@ -816,10 +818,10 @@ static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE, comm, root,
 	              ok(count, datatype) && op != MPI_OP_NULL &&
-	                      (!c->persistent || pmpi_op_predefined(op)))) {
+	                      (!c->persistent || op_holdable(op)))) {
 		GRAPH_BEGIN(c);
-		int rc = coll_ireduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, root,
-		                      comm, pmpi_g.coll_segment, c->request);
+		int rc = coll_ireduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
+		                      GRAPH_OP(c, op), root, comm, pmpi_g.coll_segment, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE, count, datatype, rc, c);
@@ -892,11 +894,12 @@ static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recv
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
 	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
 	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0, &total) &&
-	                      (!c->persistent || pmpi_op_predefined(op)) &&
+	                      (!c->persistent || op_holdable(op)) &&
 	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, GRAPH_TYPE(c, datatype),
-		                              op, comm, pmpi_g.coll_segment, c->request);
+		                              GRAPH_OP(c, op), comm, pmpi_g.coll_segment,
+		                              c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL, rc, c);
@@ -929,11 +932,11 @@ static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recv
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
 	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
 	                      scatter_total_ok(comm, NULL, recvcount, &total) &&
-	                      (!c->persistent || pmpi_op_predefined(op)) &&
+	                      (!c->persistent || op_holdable(op)) &&
 	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
-		                                    GRAPH_TYPE(c, datatype), op, comm,
+		                                    GRAPH_TYPE(c, datatype), GRAPH_OP(c, op), comm,
 		                                    pmpi_g.coll_segment, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
@@ -965,10 +968,10 @@ static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_ISCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      (!c->persistent || pmpi_op_predefined(op)))) {
+	                      (!c->persistent || op_holdable(op)))) {
 		GRAPH_BEGIN(c);
-		int rc = coll_iscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype), op, comm,
-		                    pmpi_g.coll_segment, c->request);
+		int rc = coll_iscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
+		                    GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_ISCAN, count, datatype, rc, c);
@@ -1066,10 +1069,11 @@ PMPI_EXPORT int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const
 /*
  * Persistent collectives. Built as graphs the way their non-blocking forms
  * are (PIANO_COLL names the non-blocking form: graph:ibcast also runs
- * MPI_Bcast_init), with a user-defined reduction operation on the MPI's
- * own (the application may free its MPI_Op while the request lives, and
- * MPI offers no way to hold one). Each derived datatype the graph names,
- * alltoallw's arrays included, is duplicated at the init.
+ * MPI_Bcast_init). The application may free its datatypes and its MPI_Op
+ * while the request lives: each derived datatype the graph names,
+ * alltoallw's arrays included, is duplicated at the init, and a
+ * user-defined operation is held (op_hold.h); one the layer cannot hold
+ * (created behind its back) leaves the collective to the MPI.
  */
 PMPI_EXPORT int PCOLL_NAME(Allgather_init)(const void *sendbuf, int sendcount,
                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,

@@ -9,7 +9,8 @@
  * type (with the argument `free-type` freed by the application right after
  * the init: piano's graph holds its own duplicate, Open MPI 4.1.4's own
  * persistent broadcast then crashes); an allreduce with a non-commutative
- * user-defined operation (left to the MPI by piano); an all-to-all with a
+ * user-defined operation (with `free-type` freed right after the init too:
+ * piano's graph holds it); an all-to-all with a
  * datatype per peer (MPI_Alltoallw_init: contiguous ints for even peers, a
  * strided vector for odd ones, freed after the init like the broadcast's)
  * and a neighbourhood one on a distributed-graph ring
@@ -93,8 +94,11 @@ int main(int argc, char **argv)
 	MPI_Datatype every_other;
 	CHECK_MPI(MPI_Type_vector(N / 2, 1, 2, MPI_INT, &every_other));
 	CHECK_MPI(MPI_Type_commit(&every_other));
-	MPI_Op twice;
+	/* The init's operation (which `free-type` frees after the init) and
+	 * the blocking reference's. */
+	MPI_Op twice, twice_ref;
 	CHECK_MPI(MPI_Op_create(twice_plus, 0, &twice));
+	CHECK_MPI(MPI_Op_create(twice_plus, 0, &twice_ref));
 	/* Alltoallw's blocks: M ints from/to each peer, contiguous for even
 	 * peers, every other int of the block for odd ones (one vector). Two
 	 * copies of the vector: the init's may be freed right after it. */
@@ -166,6 +170,10 @@ int main(int argc, char **argv)
 	}
 	CHECK_MPI(PCOLL(Allreduce_init)(b[16].send, b[16].recv, N, MPI_INT, twice, comm, info,
 	                                &r[16]));
+	if (free_type) {
+		CHECK_MPI(MPI_Op_free(&twice));
+		CHECK(twice == MPI_OP_NULL);
+	}
 	int ring_out[4], ring_in[4];
 	CHECK_MPI(MPI_Send_init(ring_out, 4, MPI_INT, (rank + 1) % size, 5, comm, &r[NCOLL]));
 	CHECK_MPI(MPI_Recv_init(ring_in, 4, MPI_INT, (rank + size - 1) % size, 5, comm,
@@ -281,7 +289,7 @@ int main(int argc, char **argv)
 		CHECK(!memcmp(b[14].want, b[14].recv, sizeof(int) * (size_t)vcounts[rank]));
 		for (int i = 0; i < N; i++) /* even elements broadcast, odd ones untouched */
 			CHECK(b[15].recv[i] == (i % 2 == 0 || rank == 0 ? value(0, i, run) : -7));
-		CHECK_MPI(MPI_Allreduce(b[16].send, b[16].want, N, MPI_INT, twice, comm));
+		CHECK_MPI(MPI_Allreduce(b[16].send, b[16].want, N, MPI_INT, twice_ref, comm));
 		CHECK(!memcmp(b[16].want, b[16].recv, sizeof(int) * N));
 		for (int i = 0; i < nall; i++)
 			b[17].want[i] = b[18].want[i] = -7;
@@ -310,8 +318,9 @@ int main(int argc, char **argv)
 	int one = 1, total = 0;
 	CHECK_MPI(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, comm));
 	CHECK(total == size);
-	CHECK_MPI(MPI_Op_free(&twice));
+	CHECK_MPI(MPI_Op_free(&twice_ref));
 	if (!free_type) {
+		CHECK_MPI(MPI_Op_free(&twice));
 		CHECK_MPI(MPI_Type_free(&every_other));
 		CHECK_MPI(MPI_Type_free(&strided[0]));
 	}
