@@ -227,8 +227,8 @@ static int node_cpus(void)
  * spinning threads. Without idle threads the timer and the waiters poll.
  *
  * Nor does the socket watcher run there: its thread wakes every
- * STANDBY_MS (where the MPI has a TCP connection; STANDBY_SHM_MS without)
- * while a native waiter drives the MPI (watch.c), and each
+ * STANDBY_MS while a native waiter drives the MPI over a TCP connection
+ * (watch.c; without one, at each look at the fd table), and each
  * wake-up, like each of its progress rounds, takes a CPU from a rank's
  * runnable thread; rounds that enter the MPI are preempted in turn and
  * wait hundreds of ms for a CPU again (a scheduler trace of MPICH's
