@@ -111,9 +111,11 @@ static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reqtab tab; /* under tab_lock */
 _Atomic long offload_live_n;
 
-/* Set by offload_setup() before the layer is ready, read-only afterwards:
- * enabled is PIANO_OFFLOAD's choice (0, 1, 2 = always). */
-static int enabled, tag_ub;
+/* Set by offload_setup() before the layer is ready, read-only afterwards
+ * (offload_shutdown() clears offload_enabled at finalization):
+ * offload_enabled is PIANO_OFFLOAD's choice (0, 1, 2 = always). */
+int offload_enabled;
+static int tag_ub;
 static piano_ltask_t *task;
 
 static _Atomic int task_active, stopping;
@@ -152,7 +154,7 @@ static void peer_posted(struct osend *o, uint64_t ns)
 	unsigned c = ns < OFFLOAD_CHEAP_NS
 	                     ? atomic_load_explicit(&p->cheap, memory_order_relaxed) + 1
 	                     : 0;
-	if (c >= OFFLOAD_CHEAP_LIMIT && enabled == 1) {
+	if (c >= OFFLOAD_CHEAP_LIMIT && offload_enabled == 1) {
 		atomic_store_explicit(&p->direct_left, OFFLOAD_DIRECT_RUN, memory_order_relaxed);
 		atomic_fetch_add_explicit(&n_off_cheap, 1, memory_order_relaxed);
 		c = 0;
@@ -285,7 +287,7 @@ static unsigned post_all(bool engine)
 			atomic_store_explicit(&o->state, OS_POSTED, memory_order_release);
 		}
 	}
-	if (enabled == 1 && win_n >= OFFLOAD_WINDOW) {
+	if (offload_enabled == 1 && win_n >= OFFLOAD_WINDOW) {
 		if (win_late >= win_n) {
 			/* Not one taken in time: no core is idle. */
 			atomic_store_explicit(&direct_left, miss_run, memory_order_relaxed);
@@ -296,7 +298,7 @@ static unsigned post_all(bool engine)
 			miss_run = OFFLOAD_MISS_RUN_MIN;
 		}
 		win_n = win_late = 0;
-	} else if (enabled == 1 && prompts >= OFFLOAD_PROMPT_LIMIT) {
+	} else if (offload_enabled == 1 && prompts >= OFFLOAD_PROMPT_LIMIT) {
 		prompts = 0;
 		atomic_store_explicit(&direct_left, OFFLOAD_PROMPT_RUN, memory_order_relaxed);
 		atomic_fetch_add_explicit(&n_off_prompt, 1, memory_order_relaxed);
@@ -391,10 +393,10 @@ static bool valid_dest(MPI_Comm comm, int dest)
 	return dest >= 0 && dest < size;
 }
 
-bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
-                   MPI_Comm comm, bool large, MPI_Request *req)
+bool offload_isend_slow(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                        MPI_Comm comm, bool large, MPI_Request *req)
 {
-	if (!enabled || piano_ltask_current())
+	if (piano_ltask_current())
 		return false;
 	/* Anything the MPI would reject is left to it, so that the error is
 	 * raised by the application's call, in its thread. */
@@ -621,7 +623,7 @@ int offload_setup(void)
 	if (rc)
 		return rc;
 	piano_ltask_set_name(task, "mpi-offload");
-	enabled = (int)choice;
+	offload_enabled = (int)choice;
 	return 0;
 }
 
@@ -635,7 +637,7 @@ void offload_shutdown(void)
 		piano_ltask_wait(task);
 	piano_ltask_destroy(task);
 	task = NULL;
-	enabled = 0;
+	offload_enabled = 0;
 	/* Sends the application never completed: their G complete, so that
 	 * the MPI's finalization finds no generalized request pending. */
 	pthread_mutex_lock(&tab_lock);

@@ -35,8 +35,15 @@ void offload_shutdown(void);
  * deferred: offload on, eager size, a valid destination other than
  * MPI_PROC_NULL; then *req is the generalized request and the result is
  * true. False: the caller posts it (after offload_flush()). */
-bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
-                   MPI_Comm comm, bool large, MPI_Request *req);
+extern int offload_enabled;
+bool offload_isend_slow(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                        MPI_Comm comm, bool large, MPI_Request *req);
+static inline bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
+                                 int tag, MPI_Comm comm, bool large, MPI_Request *req)
+{
+	/* Checked inline: off by default, and every MPI_Isend asks. */
+	return offload_enabled && offload_isend_slow(buf, count, dt, dest, tag, comm, large, req);
+}
 
 /* Posts every queued send in the calling thread, in order. */
 extern _Atomic long offload_queued_n;

@@ -31,11 +31,9 @@ enum post_mode { POST_ACTIVE, POST_PERSISTENT, POST_OFFLOADED };
  * of a send queued for offload is piano's own, never tracked. `site` is the
  * application's call site (REPORT_SITE() in the exported function).
  */
-static int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, enum post_mode mode,
-                  int kind, const void *site)
+static int posted_slow(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
+                       enum post_mode mode, int kind, const void *site)
 {
-	if (rc != MPI_SUCCESS || ((!pmpi_g.threaded || mode == POST_OFFLOADED) && !report_on))
-		return rc;
 	long bytes = -1;
 	bool eager = pmpi_type_bytes(count, dt, &bytes) == 0 && bytes <= pmpi_g.eager_limit;
 	if (pmpi_g.threaded && mode != POST_OFFLOADED) {
@@ -59,6 +57,25 @@ static int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req, en
 			report_post_(kind, bytes, eager, *req, site);
 	}
 	return rc;
+}
+
+/* Inline, the case of most calls: a small message of a cached predefined
+ * type, nothing to track or record (an eager receive or send, in a code
+ * made of many of them, costs the MPI a few hundred instructions: the
+ * call and frame of posted_slow() were a tenth of that). */
+static inline int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
+                         enum post_mode mode, int kind, const void *site)
+{
+	if (rc != MPI_SUCCESS || ((!pmpi_g.threaded || mode == POST_OFFLOADED) && !report_on))
+		return rc;
+	if (mode == POST_ACTIVE && !report_on && !pmpi_g.stats) {
+		int size = pmpi_type_cached(dt);
+		/* count * size without overflow: both are below 2^31 here. */
+		if (size >= 0 && count >= 0 && count <= INT_MAX &&
+		    (long)count * size <= pmpi_g.eager_limit)
+			return rc;
+	}
+	return posted_slow(rc, count, dt, req, mode, kind, site);
 }
 
 /* Every call in both forms (BOTH_FORMS, base.h): a program that uses the

@@ -149,11 +149,14 @@ static void graph_wait_end(struct graph_wait *w)
  */
 static inline bool completion_plain(void)
 {
-	return !atomic_load_explicit(&offload_queued_n, memory_order_acquire) &&
-	       !atomic_load_explicit(&offload_live_n, memory_order_relaxed) &&
-	       !atomic_load_explicit(&coll_op_nlive, memory_order_relaxed) &&
-	       !atomic_load_explicit(&coll_persist_nhandles, memory_order_relaxed) &&
-	       !track_any() && !report_on;
+	/* One OR of the loads and one branch, not a branch per load: in the
+	 * plain case every load is made either way. */
+	long any = atomic_load_explicit(&offload_queued_n, memory_order_acquire) |
+	           atomic_load_explicit(&offload_live_n, memory_order_relaxed) |
+	           atomic_load_explicit(&coll_op_nlive, memory_order_relaxed) |
+	           atomic_load_explicit(&coll_persist_nhandles, memory_order_relaxed) |
+	           atomic_load_explicit(&track_entries, memory_order_relaxed) | report_on;
+	return !any;
 }
 
 /* The same for a wait, which also sleeps on file transfers (fileio_wait()). */
