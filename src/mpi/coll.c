@@ -64,10 +64,20 @@ static int coll_track(int rc, MPI_Request *req)
 	return rc;
 }
 
-/* The MPI's non-blocking collective, tracked; or its persistent one, whose
- * requests MPI_Start tracks. */
-#define NATIVE(c, icall, pname, pargs) \
-	((c)->persistent ? PCOLL(pname, pargs) : coll_track(icall, (c)->request))
+/* The MPI's persistent collective: recorded inactive, so that MPI_Start
+ * and MPI_Startall (track_start) make it pending each time it starts. */
+static int coll_track_init(int rc, MPI_Request *req)
+{
+	if (rc == MPI_SUCCESS && pmpi_g.threaded)
+		track_add(*req, true, false);
+	return rc;
+}
+
+/* The MPI's non-blocking collective, tracked; or its persistent one,
+ * tracked from each start. */
+#define NATIVE(c, icall, pname, pargs)                                    \
+	((c)->persistent ? coll_track_init(PCOLL(pname, pargs), (c)->request) \
+	                 : coll_track(icall, (c)->request))
 
 /* Records a collective for the overlap report (report.h): its bytes are
  * count elements of type (the call's own buffer; count -1: per-rank counts,
