@@ -168,7 +168,7 @@ def openmpi(mpicc, srcdir, protos, by_lower):
     bound = tbl_calls(os.path.join(srcdir, "fortran.tbl"))
     out = []
     for prefix, lower in sorted(mpifh_procedures(mpicc)):
-        if prefix == "mpi" and lower in bound:
+        if (lower if prefix == "mpi" else f"{prefix}_{lower}") in bound:
             continue
         if prefix == "mpi" and lower in REMOVED:
             params = ["void *"] * REMOVED[lower]

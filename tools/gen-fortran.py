@@ -43,6 +43,21 @@ KINDS = {
 }
 
 
+# A name written MPIX_<Call> is a call of Open MPI's extensions (mpi-ext.h):
+# C function MPIX_<Call>, Fortran symbols mpix_<call>_ and ompix_<call>_f.
+# Its wrappers are compiled only where the extension exists (PIANO_F_MPIX,
+# defined by fortran_ompi.c), and are exported under the profiling name
+# pmpix_<call>_ as well.
+MPIX = "MPIX_"
+
+
+def split_name(name):
+    """(C prefix, call) of a table name: ("MPIX_", "Bcast_init") or ("MPI_", "Send")."""
+    if name.startswith(MPIX):
+        return MPIX, name[len(MPIX):]
+    return "MPI_", name
+
+
 def fail(lineno, msg):
     sys.exit(f"{TABLE.relative_to(ROOT)}:{lineno}: {msg}")
 
@@ -64,6 +79,8 @@ def read_table():
         if name in seen:
             fail(lineno, f"{name} listed twice")
         seen.add(name)
+        if name.startswith(MPIX) and binds != ["ompi"]:
+            fail(lineno, f"{name}: an MPIX_ call is bound for ompi alone")
         special = args == ["special"]
         if not special:
             for a in args:
@@ -76,7 +93,8 @@ def read_table():
 
 
 def wrapper(name, args):
-    lower = name.lower()
+    prefix, call_name = split_name(name)
+    lower = (prefix[:-1] + "_" + call_name).lower() if prefix == MPIX else name.lower()
     params = [f"{KINDS[k][0]}a{i}" for i, k in enumerate(args)] + ["MPI_Fint *ierr"]
     cargs = [KINDS[k][1].format(p=f"a{i}") for i, k in enumerate(args)]
     head = f"static void f_{lower}("
@@ -99,7 +117,7 @@ def wrapper(name, args):
         out.append("\tMPI_Comm nc = MPI_COMM_NULL;")
     if "status" in args:
         out.append("\tMPI_Status st;")
-    call = f"\tint rc = MPI_{name}("
+    call = f"\tint rc = {prefix}{call_name}("
     line = call
     lines = []
     for j, a in enumerate(cargs):
@@ -141,6 +159,19 @@ def generate(binding, calls):
     ]
     for name, binds, args in calls:
         if binding not in binds:
+            continue
+        prefix, call_name = split_name(name)
+        if prefix == MPIX:
+            lower = "mpix_" + call_name.lower()
+            out.append("#if PIANO_F_MPIX")
+            out += wrapper(name, args) if args is not None else []
+            out.append(f"FORTRAN_NAMES(f_{lower}, {lower}, {lower.upper()});")
+            out.append(f"F08_NAME(f_{lower}, o{lower}_f);")
+            # The profiling name too, as the gate's wrappers had it
+            # (gen-fortran-gate.py leaves the bound calls out).
+            out.append(f"F08_NAME(f_{lower}, p{lower}_);")
+            out.append("#endif")
+            out.append("")
             continue
         lower = name.lower()
         if args is not None:

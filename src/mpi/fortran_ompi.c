@@ -28,10 +28,21 @@
 #include "settings.h"
 #include "track.h"
 
+#include "op_hold.h"
+
 #include <dlfcn.h>
+#include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ, the MPIX_ persistent collectives */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The MPIX_ wrappers of fortran.tbl: where the C layer exports the
+ * extension's persistent collectives (coll.c's PCOLL_NAME). */
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ && MPI_VERSION < 4
+#define PIANO_F_MPIX 1
+#else
+#define PIANO_F_MPIX 0
+#endif
 
 /* MPI_STATUS_SIZE of Open MPI's mpif-config.h: sizeof(MPI_Status) in Fints. */
 #define F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
@@ -64,6 +75,10 @@ extern void pmpi_ineighbor_alltoallw_(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *
                                       MPI_Fint *) __attribute__((weak));
 extern void pmpi_grequest_start_(void *, void *, void *, MPI_Aint *, MPI_Fint *, MPI_Fint *)
         __attribute__((weak));
+/* Under a name piano does not export: it takes mpi_op_create_, its
+ * manglings, ompi_op_create_f and pmpi_op_create_ (the one Open MPI's `use
+ * mpi_f08` procedure calls), all aliases of this function in libmpi_mpifh. */
+extern void PMPI_Op_create_f(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 
 /* The MPI's own procedure, or a clear error if its Fortran library is not
  * loaded (a program that calls a Fortran binding always loads it). */
@@ -484,6 +499,29 @@ static void f_grequest_start(void *query, void *free_fn, void *cancel, MPI_Aint 
 	OMPI_FORTRAN(pmpi_grequest_start_, ierr, query, free_fn, cancel, extra, req);
 	if (*ierr == MPI_SUCCESS && pmpi_g.threaded)
 		track_foreign(PMPI_Request_f2c(*req), false);
+}
+
+/* A Fortran user function is called Fortran's way (its arguments by
+ * reference, the datatype as an INTEGER), which Open MPI marks on the
+ * operation its own procedure makes: that one makes it, and piano records
+ * it (op_hold.c) so that a persistent graph collective may hold it. */
+static void f_op_create(void *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierr)
+{
+	pmpi_ensure();
+	OMPI_FORTRAN(PMPI_Op_create_f, ierr, fn, commute, op);
+	if (*ierr == MPI_SUCCESS)
+		op_record(PMPI_Op_f2c(*op));
+}
+
+/* Through the C layer's MPI_Op_free, which leaves a held operation alive
+ * until its last graph is freed. */
+static void f_op_free(MPI_Fint *op, MPI_Fint *ierr)
+{
+	MPI_Op c = PMPI_Op_f2c(*op);
+	int rc = MPI_Op_free(&c);
+	if (rc == MPI_SUCCESS)
+		*op = PMPI_Op_c2f(c);
+	ierr_set(ierr, rc);
 }
 
 /* Open MPI's `use mpi_f08` MPI_Buffer_detach: its procedure calls this C

@@ -10,9 +10,11 @@
  * MPI_Op_free of a held operation only marks it: the application's handle
  * becomes MPI_OP_NULL as the standard says, the MPI's operation lives until
  * the last graph holding it is freed, and the MPI cannot hand the same
- * handle to a new operation meanwhile. An operation created behind the
- * layer's back (Open MPI's Fortran MPI_OP_CREATE calls PMPI_Op_create) is
- * not known here: its persistent collectives stay the MPI's, on every rank
+ * handle to a new operation meanwhile. Open MPI's Fortran MPI_OP_CREATE
+ * and MPI_OP_FREE call PMPI_ directly: the Fortran wrappers
+ * (fortran_ompi.c) record and free through here too. An operation created
+ * behind the layer's back (a profiling name such as PMPI_OP_CREATE) is not
+ * known here: its persistent collectives stay the MPI's, on every rank
  * alike as long as every rank creates it the same way.
  *
  * Protocol: `lock` guards the table (operations are few and made rarely).
@@ -46,9 +48,7 @@ static struct held *find(MPI_Op op)
 /* Under lock. */
 static void drop(struct held *h) { *h = table[--n]; }
 
-/* Records op, just created by the MPI. Out of memory, it stays unknown:
- * its persistent collectives are the MPI's. */
-static void record(MPI_Op op)
+void op_record(MPI_Op op)
 {
 	pthread_mutex_lock(&lock);
 	if (n == cap) {
@@ -107,7 +107,7 @@ void op_release(MPI_Op op)
 static int created(int rc, const MPI_Op *op)
 {
 	if (rc == MPI_SUCCESS)
-		record(*op);
+		op_record(*op);
 	return rc;
 }
 

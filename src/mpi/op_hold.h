@@ -9,6 +9,10 @@
 #include <mpi.h>
 #include <stdbool.h>
 
+/* Records op, just created by the MPI (the C layer's MPI_Op_create and
+ * MPI_Op_create_c, Open MPI's Fortran MPI_OP_CREATE). Out of memory, it
+ * stays unknown: its persistent collectives are the MPI's. */
+void op_record(MPI_Op op);
 /* Whether a graph may keep using op after the application frees it: a
  * predefined operation, or a user-defined one this layer saw created
  * (MPI_Op_create or MPI_Op_create_c through its wrappers) and the

@@ -22,15 +22,7 @@
 ! (fortran_bindings.sh): every rank "tracked N" and "still pending 0".
 ! usage: test_fortran_bindings init|thread [timeout_s]
 program test_fortran_bindings
-#if defined(BINDING_F08)
-  use mpi_f08
-#elif defined(BINDING_MODULE)
-  use mpi
-#endif
-  implicit none
-#if !defined(BINDING_F08) && !defined(BINDING_MODULE)
-  include 'mpif.h'
-#endif
+#include "fortran_binding.h"
 #if defined(BINDING_F08)
 #define REQUEST type(MPI_Request)
 #define STATUS type(MPI_Status)
