@@ -57,6 +57,13 @@ struct call {
 	(&(const struct call){ \
 	        .request = (req), .site = REPORT_SITE(), .persistent = true, .info = (info_) })
 
+/* The call of pmpi_*_graph(): persistent when `init` (its info) is given. */
+#define FCALL(req, init_, site_)                              \
+	(&(const struct call){ .request = (req),              \
+	                       .site = (site_),               \
+	                       .persistent = (init_) != NULL, \
+	                       .info = (init_) ? *(const MPI_Info *)(init_) : MPI_INFO_NULL })
+
 static int coll_track(int rc, MPI_Request *req)
 {
 	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_add(*req, false, true))
@@ -408,12 +415,12 @@ static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int 
 int pmpi_ialltoallw_graph(const void *sendbuf, const int sendcounts[], const int sdispls[],
                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                          MPI_Request *request, const void *site)
+                          const MPI_Info *init, MPI_Request *request, const void *site)
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	return ialltoallw_graph(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-	                        rdispls, recvtypes, comm, ICALL(request, site));
+	                        rdispls, recvtypes, comm, FCALL(request, init, site));
 }
 
 PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -797,13 +804,13 @@ int pmpi_ineighbor_alltoallw_graph(const void *sendbuf, const int sendcounts[],
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                    void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                   MPI_Request *request, const void *site)
+                                   const MPI_Info *init, MPI_Request *request, const void *site)
 {
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	return ineighbor_alltoallw_graph(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
 	                                 recvcounts, rdispls, recvtypes, comm,
-	                                 ICALL(request, site));
+	                                 FCALL(request, init, site));
 }
 
 int pmpi_neighbor_counts(MPI_Comm comm, int *nin, int *nout)

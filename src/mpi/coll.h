@@ -18,20 +18,23 @@ enum { COLL_NOT_TAKEN = -2 };
  * datatype), so the caller may pass arrays it converted and frees at once;
  * the MPI's own may read them until the request completes (Open MPI's
  * Fortran procedure keeps its conversion alive that long, fortran_ompi.c).
- * `site`: the call site for the overlap report.
+ * `init`: NULL for MPI_Ialltoallw; the info of MPI_Alltoallw_init (Open
+ * MPI's MPIX_) for the persistent form, whose graph is started by
+ * MPI_Start. `site`: the call site for the overlap report.
  */
 int pmpi_ialltoallw_graph(const void *sendbuf, const int sendcounts[], const int sdispls[],
                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                          MPI_Request *request, const void *site);
+                          const MPI_Info *init, MPI_Request *request, const void *site);
 
-/* The same for MPI_Ineighbor_alltoallw: arrays of the communicator's
- * out-degree (send) and in-degree (recv), pmpi_neighbor_counts(). */
+/* The same for MPI_Ineighbor_alltoallw (and MPI_Neighbor_alltoallw_init):
+ * arrays of the communicator's out-degree (send) and in-degree (recv),
+ * pmpi_neighbor_counts(). */
 int pmpi_ineighbor_alltoallw_graph(const void *sendbuf, const int sendcounts[],
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                    void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                   MPI_Request *request, const void *site);
+                                   const MPI_Info *init, MPI_Request *request, const void *site);
 int pmpi_neighbor_counts(MPI_Comm comm, int *nin, int *nout);
 
 #endif

@@ -75,6 +75,15 @@ extern void pmpi_ineighbor_alltoallw_(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *
                                       MPI_Fint *) __attribute__((weak));
 extern void pmpi_grequest_start_(void *, void *, void *, MPI_Aint *, MPI_Fint *, MPI_Fint *)
         __attribute__((weak));
+/* Open MPI's own persistent forms, under names piano does not export (it
+ * takes mpix_alltoallw_init_ and the others, as for every MPIX_ call). */
+extern void PMPIX_Alltoallw_init_f(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void *, MPI_Fint *,
+                                   MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                   MPI_Fint *) __attribute__((weak));
+extern void PMPIX_Neighbor_alltoallw_init_f(void *, MPI_Fint *, MPI_Aint *, MPI_Fint *, void *,
+                                            MPI_Fint *, MPI_Aint *, MPI_Fint *, MPI_Fint *,
+                                            MPI_Fint *, MPI_Fint *, MPI_Fint *)
+        __attribute__((weak));
 /* Under a name piano does not export: it takes mpi_op_create_, its
  * manglings, ompi_op_create_f and pmpi_op_create_ (the one Open MPI's `use
  * mpi_f08` procedure calls), all aliases of this function in libmpi_mpifh. */
@@ -399,6 +408,28 @@ static void collective_made(MPI_Fint *req, MPI_Fint *ierr)
 		progress_kick();
 }
 
+/* A persistent collective made by Open MPI's Fortran procedure: tracked
+ * from each start, as coll.c does for the MPI's own. */
+static void persistent_made(MPI_Fint *req, MPI_Fint *ierr)
+{
+	if (*ierr == MPI_SUCCESS && pmpi_g.threaded)
+		track_add(PMPI_Request_f2c(*req), true, false);
+}
+
+/* Open MPI's own procedure for a collective, its request tracked: the
+ * persistent form `fn_init` (with `info`) when info is given, else the
+ * non-blocking `fn`. */
+#define OMPI_COLLECTIVE(fn, fn_init, info, req, ierr, ...)                   \
+	do {                                                                 \
+		if (info) {                                                  \
+			OMPI_FORTRAN(fn_init, ierr, __VA_ARGS__, info, req); \
+			persistent_made(req, ierr);                          \
+		} else {                                                     \
+			OMPI_FORTRAN(fn, ierr, __VA_ARGS__, req);            \
+			collective_made(req, ierr);                          \
+		}                                                            \
+	} while (0)
+
 /* n Fortran datatypes in C (NULL when out of memory). */
 static MPI_Datatype *types_f2c(const MPI_Fint *f, int n)
 {
@@ -425,11 +456,13 @@ static bool graph_made(int rc, MPI_Request r, MPI_Fint *req, MPI_Fint *ierr)
  * f_ineighbor_alltoallw() likewise: then the C arrays of datatypes are
  * needed only during the call, and a Fortran rank runs the same exchange
  * as a C rank of the same job. Otherwise Open MPI's own procedure, which
- * keeps its conversion alive until completion.
+ * keeps its conversion alive until completion. The persistent form
+ * (MPIX_Alltoallw_init) with its `info`; f_ialltoallw() passes NULL.
  */
-static void f_ialltoallw(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
-                         void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
-                         MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+static void f_mpix_alltoallw_init(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls,
+                                  MPI_Fint *stypes, void *rbuf, MPI_Fint *rcounts,
+                                  MPI_Fint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm,
+                                  MPI_Fint *info, MPI_Fint *req, MPI_Fint *ierr)
 {
 	pmpi_ensure();
 	MPI_Comm c = PMPI_Comm_f2c(*comm);
@@ -444,27 +477,36 @@ static void f_ialltoallw(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_F
 		MPI_Datatype *st = sb == MPI_IN_PLACE ? NULL : types_f2c(stypes, size);
 		MPI_Datatype *rt = types_f2c(rtypes, size);
 		MPI_Request r = MPI_REQUEST_NULL;
+		MPI_Info ci = info ? PMPI_Info_f2c(*info) : MPI_INFO_NULL;
 		/* Out of memory: an error, not the MPI's own exchange, which the
 		 * other ranks may not be running. */
 		rc = MPI_ERR_NO_MEM;
 		if (rt && (st || sb == MPI_IN_PLACE))
 			rc = pmpi_ialltoallw_graph(sb, (const int *)scounts, (const int *)sdispls,
 			                           st, rb, (const int *)rcounts,
-			                           (const int *)rdispls, rt, c, &r, REPORT_SITE());
+			                           (const int *)rdispls, rt, c, info ? &ci : NULL,
+			                           &r, REPORT_SITE());
 		free(st);
 		free(rt);
 		if (graph_made(rc, r, req, ierr))
 			return;
 	}
-	OMPI_FORTRAN(pmpi_ialltoallw_, ierr, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,
-	             rtypes, comm, req);
-	collective_made(req, ierr);
+	OMPI_COLLECTIVE(pmpi_ialltoallw_, PMPIX_Alltoallw_init_f, info, req, ierr, sbuf, scounts,
+	                sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
 }
 
-static void f_ineighbor_alltoallw(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls,
-                                  MPI_Fint *stypes, void *rbuf, MPI_Fint *rcounts,
-                                  MPI_Aint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm,
-                                  MPI_Fint *req, MPI_Fint *ierr)
+static void f_ialltoallw(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes,
+                         void *rbuf, MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes,
+                         MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+	f_mpix_alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+	                      NULL, req, ierr);
+}
+
+static void f_mpix_neighbor_alltoallw_init(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls,
+                                           MPI_Fint *stypes, void *rbuf, MPI_Fint *rcounts,
+                                           MPI_Aint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm,
+                                           MPI_Fint *info, MPI_Fint *req, MPI_Fint *ierr)
 {
 	pmpi_ensure();
 	MPI_Comm c = PMPI_Comm_f2c(*comm);
@@ -473,20 +515,29 @@ static void f_ineighbor_alltoallw(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdisp
 	    pmpi_neighbor_counts(c, &nin, &nout) == MPI_SUCCESS) {
 		MPI_Datatype *st = types_f2c(stypes, nout), *rt = types_f2c(rtypes, nin);
 		MPI_Request r = MPI_REQUEST_NULL;
-		int rc = MPI_ERR_NO_MEM; /* as in f_ialltoallw() */
+		MPI_Info ci = info ? PMPI_Info_f2c(*info) : MPI_INFO_NULL;
+		int rc = MPI_ERR_NO_MEM; /* as in f_mpix_alltoallw_init() */
 		if (st && rt)
 			rc = pmpi_ineighbor_alltoallw_graph(fbuf(sbuf), (const int *)scounts,
 			                                    sdispls, st, fbuf(rbuf),
 			                                    (const int *)rcounts, rdispls, rt, c,
-			                                    &r, REPORT_SITE());
+			                                    info ? &ci : NULL, &r, REPORT_SITE());
 		free(st);
 		free(rt);
 		if (graph_made(rc, r, req, ierr))
 			return;
 	}
-	OMPI_FORTRAN(pmpi_ineighbor_alltoallw_, ierr, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-	             rdispls, rtypes, comm, req);
-	collective_made(req, ierr);
+	OMPI_COLLECTIVE(pmpi_ineighbor_alltoallw_, PMPIX_Neighbor_alltoallw_init_f, info, req, ierr,
+	                sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm);
+}
+
+static void f_ineighbor_alltoallw(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls,
+                                  MPI_Fint *stypes, void *rbuf, MPI_Fint *rcounts,
+                                  MPI_Aint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm,
+                                  MPI_Fint *req, MPI_Fint *ierr)
+{
+	f_mpix_neighbor_alltoallw_init(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,
+	                               rtypes, comm, NULL, req, ierr);
 }
 
 /* The query function is a Fortran procedure that Open MPI calls its own way:

@@ -2,16 +2,20 @@
 ! Open MPI's persistent collectives (its pcollreq extension: MPIX_<coll>_init)
 ! from Fortran, in each binding: compiled with -DBINDING_F08 (use mpi_f08,
 ! use mpi_f08_ext), -DBINDING_MODULE (use mpi, use mpi_ext) or neither
-! (mpif.h, mpif-ext.h). Two or more ranks. Six persistent collectives on a
-! duplicate of MPI_COMM_WORLD, initialized once and started RUNS times with
-! new data by MPI_Startall, completed by MPI_Waitall: an allreduce (MPI_SUM),
-! a broadcast from the last rank, an all-to-all, a reduce-scatter-block
-! (MPI_SUM), a barrier, and an allreduce with a non-commutative operation
-! made by MPI_Op_create and freed right after its init (a (x) b = 2a + b,
-! applied in rank order). Every result is compared with its value computed
-! here. Under PIANO_COLL=graph the ctest entry asks PIANO_STATS to count
-! the persistent graphs: all six on every rank (the freed operation held
-! by its graph). With the argument keep-op the operation is freed at the
+! (mpif.h, mpif-ext.h). Two or more ranks. Eight persistent collectives,
+! initialized once and started RUNS times with new data by MPI_Startall,
+! completed by MPI_Waitall: on a duplicate of MPI_COMM_WORLD an allreduce
+! (MPI_SUM), a broadcast from the last rank, an all-to-all, a
+! reduce-scatter-block (MPI_SUM), a barrier, an allreduce with a
+! non-commutative operation made by MPI_Op_create and freed right after
+! its init (a (x) b = 2a + b, applied in rank order), an all-to-all with
+! arrays of datatypes (MPI_Alltoallw's, which piano converts itself); on
+! a ring of MPI_Dist_graph_create_adjacent (each rank receives from the
+! previous one, sends to the next) a neighbourhood all-to-all with arrays
+! of datatypes. Every result is compared with its value computed here.
+! Under PIANO_COLL=graph the ctest entry asks PIANO_STATS to count the
+! persistent graphs: all eight on every rank (the freed operation held by
+! its graph). With the argument keep-op the operation is freed at the
 ! end instead (Open MPI 4.1.4's own persistent allreduce crashes when the
 ! program frees its operation after the init: natively, only that form
 ! passes).
@@ -58,12 +62,19 @@ program test_fortran_pcoll
 #define REQUEST integer
 #define COMM integer
 #define OP integer
+#define DTYPE integer
 #endif
-  integer, parameter :: n = 1500, runs = 3, ncoll = 6
-  integer :: ierr, rank, size, provided, run, i, k, root, expect, bad
+#if defined(BINDING_F08)
+#define DTYPE type(MPI_Datatype)
+#endif
+  integer, parameter :: n = 1500, runs = 3, ncoll = 8
+  integer :: ierr, rank, size, provided, run, i, k, root, expect, bad, left, right
   integer, allocatable :: s1(:), r1(:), b2(:), s3(:), r3(:), s4(:), r4(:), s6(:), r6(:)
+  integer, allocatable :: s7(:), r7(:), counts(:), displs(:), s8(:), r8(:)
+  integer(kind=MPI_ADDRESS_KIND) :: adispl(1)
+  DTYPE, allocatable :: types(:)
   REQUEST :: reqs(ncoll)
-  COMM :: comm
+  COMM :: comm, ring
   OP :: op
   character(len=16) :: arg
   logical :: keep_op
@@ -77,6 +88,18 @@ program test_fortran_pcoll
   call MPI_Comm_dup(MPI_COMM_WORLD, comm, ierr)
   root = size - 1
   allocate (s1(n), r1(n), b2(n), s3(n * size), r3(n * size), s4(n * size), r4(n), s6(n), r6(n))
+  allocate (s7(n * size), r7(n * size), counts(size), displs(size), types(size), s8(n), r8(n))
+  left = mod(rank + size - 1, size)
+  right = mod(rank + 1, size)
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, [left], MPI_UNWEIGHTED, 1, [right], &
+                                      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., ring, ierr)
+  call check(ierr == MPI_SUCCESS, 'MPI_Dist_graph_create_adjacent')
+  do k = 1, size
+    counts(k) = n
+    displs(k) = (k - 1) * n * 4
+    types(k) = MPI_INTEGER
+  end do
+  adispl(1) = 0
 
   call MPIX_Allreduce_init(s1, r1, n, MPI_INTEGER, MPI_SUM, comm, MPI_INFO_NULL, reqs(1), ierr)
   call check(ierr == MPI_SUCCESS, 'MPIX_Allreduce_init')
@@ -95,6 +118,12 @@ program test_fortran_pcoll
   call check(ierr == MPI_SUCCESS, 'MPIX_Allreduce_init with a user-defined operation')
   ! Freed at once: the persistent collective must still apply it.
   if (.not. keep_op) call free_op()
+  call MPIX_Alltoallw_init(s7, counts, displs, types, r7, counts, displs, types, comm, &
+                           MPI_INFO_NULL, reqs(7), ierr)
+  call check(ierr == MPI_SUCCESS, 'MPIX_Alltoallw_init')
+  call MPIX_Neighbor_alltoallw_init(s8, counts, adispl, types, r8, counts, adispl, types, ring, &
+                                    MPI_INFO_NULL, reqs(8), ierr)
+  call check(ierr == MPI_SUCCESS, 'MPIX_Neighbor_alltoallw_init')
 
   do run = 1, runs
     do i = 1, n
@@ -102,17 +131,21 @@ program test_fortran_pcoll
       b2(i) = -1
       if (rank == root) b2(i) = value(root, i, run)
       s6(i) = value(rank, i, run)
+      s8(i) = value(rank, i, run)
     end do
     do k = 0, size - 1
       do i = 1, n
         s3(k * n + i) = value(rank, k * n + i, run)
         s4(k * n + i) = value(rank, k * n + i, run)
+        s7(k * n + i) = value(rank, k * n + i, run)
       end do
     end do
     r1 = 0
     r3 = 0
     r4 = 0
     r6 = 0
+    r7 = 0
+    r8 = 0
     call MPI_Startall(ncoll, reqs, ierr)
     call check(ierr == MPI_SUCCESS, 'MPI_Startall')
     call MPI_Waitall(ncoll, reqs, MPI_STATUSES_IGNORE, ierr)
@@ -136,8 +169,10 @@ program test_fortran_pcoll
         expect = 2 * expect + value(k, i, run)
       end do
       if (r6(i) /= expect) bad = bad + 1
+      if (r8(i) /= value(left, i, run)) bad = bad + 1
       do k = 0, size - 1
         if (r3(k * n + i) /= value(k, rank * n + i, run)) bad = bad + 1
+        if (r7(k * n + i) /= value(k, rank * n + i, run)) bad = bad + 1
       end do
     end do
     call check(bad == 0, 'results of a run')
@@ -148,6 +183,7 @@ program test_fortran_pcoll
   end do
   if (keep_op) call free_op()
   call MPI_Comm_free(comm, ierr)
+  call MPI_Comm_free(ring, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(A)', 'fortran pcoll: all checks passed'
   call MPI_Finalize(ierr)
