@@ -16,6 +16,7 @@
 #include "gate.h"
 #include "imports.h"
 #include "offload.h"
+#include "op_hold.h"
 #include "overdue.h"
 #include "preload.h"
 #include "progress.h"
@@ -999,6 +1000,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		if (pmpi_g.stats)
 			print_stats();
 		piano_finalize();
+		op_hold_finalize();
 		cvar_close();
 		had_threads = pmpi_g.threaded;
 		pmpi_g.ready = 0;

@@ -144,3 +144,12 @@ PMPI_EXPORT int MPI_Op_free(MPI_Op *op)
 	}
 	return PMPI_Op_free(op);
 }
+
+void op_hold_finalize(void)
+{
+	pthread_mutex_lock(&lock);
+	free(table);
+	table = NULL;
+	n = cap = 0;
+	pthread_mutex_unlock(&lock);
+}

@@ -26,5 +26,8 @@ bool op_hold(MPI_Op op);
 /* Releases a hold of op_hold(); the MPI frees the operation here when the
  * application freed it already and this was the last hold. */
 void op_release(MPI_Op op);
+/* At MPI_Finalize, once no graph runs: the table is freed (the MPI frees
+ * the operations still held, which no graph will use again). */
+void op_hold_finalize(void);
 
 #endif
