@@ -13,8 +13,9 @@
  * mode: there the application makes one MPI call at a time (it asked for
  * MPI_THREAD_SERIALIZED or less, and its own synchronization orders its
  * threads' calls), which orders every use of them, so the lock is skipped
- * (a 64 KiB exchange took six lock pairs, a fifth of piano's instructions on
- * it). pmpi_g.serial is set by MPI_Init_thread before any request exists.
+ * (with it, a 64 KiB exchange costs six lock pairs, a fifth of piano's
+ * instructions on it). pmpi_g.serial is set by MPI_Init_thread before any
+ * request exists.
  */
 #include "track.h"
 #include "reqtab.h"
