@@ -62,7 +62,7 @@ static int posted_slow(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *re
 /* Inline, the case of most calls: a small message of a cached predefined
  * type, nothing to track or record (an eager receive or send, in a code
  * made of many of them, costs the MPI a few hundred instructions: the
- * call and frame of posted_slow() were a tenth of that). */
+ * call and frame of posted_slow() would add a tenth). */
 static inline int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
                          enum post_mode mode, int kind, const void *site)
 {
