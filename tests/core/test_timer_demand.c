@@ -14,6 +14,8 @@
 #include "common.h"
 #include "../threads.h"
 
+#include <stdbool.h>
+
 #define P PIANO_TIMER_PREDICTED
 
 static atomic_int runs;
@@ -104,21 +106,40 @@ int main(void)
 	test_phase("short holds without end: the rescues back off");
 	/* 100 us holds, 100 us apart, for 500 ms: a rescue every 4 periods
 	 * would wake the timer ~125 times, backing off to every 16 ~35; to
-	 * every 64 (RESCUE_MAX_SHIFT, timer.c), ~12. */
-	for (int i = 0; i < 20; i++) {
-		CHECK_OK(piano_timer_hold(P));
-		CHECK_OK(piano_timer_release(P));
+	 * every 64 (RESCUE_MAX_SHIFT, timer.c), ~12. A hold that other
+	 * processes stretched past a period (this thread preempted while
+	 * holding) is a long one, which the timer rightly ticks for: such a
+	 * window does not count, and after 10 of them the check is skipped
+	 * (the test then exits 77) rather than judged on a loaded machine. */
+	long w = -1;
+	for (int attempt = 0; attempt < 10 && w < 0; attempt++) {
+		for (int i = 0; i < 20; i++) {
+			CHECK_OK(piano_timer_hold(P));
+			CHECK_OK(piano_timer_release(P));
+		}
+		long w0 = timer_wakeups();
+		CHECK(w0 >= 0, "no thread named piano-timer");
+		double longest = 0;
+		for (double end = test_now() + 0.5; test_now() < end;) {
+			double t0 = test_now();
+			CHECK_OK(piano_timer_hold(P));
+			spin_us(100);
+			CHECK_OK(piano_timer_release(P));
+			if (test_now() - t0 > longest)
+				longest = test_now() - t0;
+			spin_us(100);
+		}
+		if (longest < 0.5e-3)
+			w = timer_wakeups() - w0;
+		else
+			printf("timer_demand: a hold lasted %.1f ms (preempted): window not counted\n",
+			       longest * 1e3);
 	}
-	long w0 = timer_wakeups();
-	CHECK(w0 >= 0, "no thread named piano-timer");
-	for (double end = test_now() + 0.5; test_now() < end;) {
-		CHECK_OK(piano_timer_hold(P));
-		spin_us(100);
-		CHECK_OK(piano_timer_release(P));
-		spin_us(100);
-	}
-	long w = timer_wakeups() - w0;
-	CHECK(w < 24, "%ld timer wake-ups in 500 ms of short holds", w);
+	bool skipped = w < 0;
+	if (skipped)
+		printf("timer_demand: no window of short holds in 10: back-off check skipped\n");
+	else
+		CHECK(w < 24, "%ld timer wake-ups in 500 ms of short holds", w);
 	printf("timer_demand: %ld timer wake-ups in 500 ms of short holds\n", w);
 
 	test_phase("after a streak of short predicted holds, a hold without the flag ticks");
@@ -145,5 +166,5 @@ int main(void)
 	CHECK_OK(piano_ltask_destroy(t));
 	CHECK_OK(piano_finalize());
 	printf("timer_demand: ok\n");
-	return TEST_PASS;
+	return skipped ? TEST_SKIP : TEST_PASS;
 }
