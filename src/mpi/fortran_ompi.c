@@ -90,9 +90,12 @@ extern void PMPIX_Neighbor_alltoallw_init_f(void *, MPI_Fint *, MPI_Aint *, MPI_
 extern void PMPI_Op_create_f(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *) __attribute__((weak));
 
 /* The MPI's own procedure, or a clear error if its Fortran library is not
- * loaded (a program that calls a Fortran binding always loads it). */
+ * loaded (a program that calls a Fortran binding always loads it). It calls
+ * PMPI_ itself: behind the gate, as every call of the application's
+ * (serial.h), or serialized mode would let it meet piano's own calls. */
 #define OMPI_FORTRAN(fn, ierr, ...)                                                              \
 	do {                                                                                     \
+		PMPI_APP_SCOPE();                                                                \
 		if (fn) {                                                                        \
 			fn(__VA_ARGS__, ierr);                                                   \
 		} else {                                                                         \
