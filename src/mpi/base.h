@@ -64,6 +64,7 @@ struct pmpi_state {
 	_Atomic int finalizing;
 	/* counters */
 	_Atomic uint64_t tracked, bypassed, delegated_waits, graph_colls;
+	_Atomic uint64_t finished_early; /* tracked requests the MPI finished first (track.c) */
 	_Atomic uint64_t graph_reused;       /* graph collectives run on a kept graph (coll_op.c) */
 	_Atomic uint64_t graph_window_edges; /* edges PIANO_COLL_WINDOW added (coll_op.c) */
 	_Atomic uint64_t graph_redscat;      /* allreduces built as reduce-scatter + allgather */

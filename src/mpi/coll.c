@@ -66,7 +66,7 @@ struct call {
 
 static int coll_track(int rc, MPI_Request *req)
 {
-	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_add(*req, false, true))
+	if (rc == MPI_SUCCESS && pmpi_g.threaded && track_add(*req, false, true, false))
 		progress_kick();
 	return rc;
 }
@@ -76,7 +76,7 @@ static int coll_track(int rc, MPI_Request *req)
 static int coll_track_init(int rc, MPI_Request *req)
 {
 	if (rc == MPI_SUCCESS && pmpi_g.threaded)
-		track_add(*req, true, false);
+		track_add(*req, true, false, false);
 	return rc;
 }
 

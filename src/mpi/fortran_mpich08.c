@@ -21,6 +21,7 @@
  */
 #include "base.h"
 #include "init.h"
+#include "serial.h"
 #include "track.h"
 
 #include <stdlib.h>
@@ -260,6 +261,9 @@ static void f_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI
 static void f_grequest_start(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
                              MPI_Fint *req, MPI_Fint *ierr)
 {
+	/* MPICH's own procedure behind the gate, as every application call,
+	 * and the tracking with it (track.c). */
+	PMPI_APP_SCOPE();
 	MPI_Fint rc = MPI_ERR_INTERN;
 	pmpi_ensure();
 	if (!pmpir_grequest_start_f08_) {

@@ -407,7 +407,7 @@ static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
 static void collective_made(MPI_Fint *req, MPI_Fint *ierr)
 {
 	if (*ierr == MPI_SUCCESS && pmpi_g.threaded &&
-	    track_add(PMPI_Request_f2c(*req), false, true))
+	    track_add(PMPI_Request_f2c(*req), false, true, false))
 		progress_kick();
 }
 
@@ -416,7 +416,7 @@ static void collective_made(MPI_Fint *req, MPI_Fint *ierr)
 static void persistent_made(MPI_Fint *req, MPI_Fint *ierr)
 {
 	if (*ierr == MPI_SUCCESS && pmpi_g.threaded)
-		track_add(PMPI_Request_f2c(*req), true, false);
+		track_add(PMPI_Request_f2c(*req), true, false, false);
 }
 
 /* Open MPI's own procedure for a collective, its request tracked: the
@@ -424,6 +424,7 @@ static void persistent_made(MPI_Fint *req, MPI_Fint *ierr)
  * non-blocking `fn`. */
 #define OMPI_COLLECTIVE(fn, fn_init, info, req, ierr, ...)                   \
 	do {                                                                 \
+		PMPI_APP_SCOPE(); /* the tracking too (track.c) */           \
 		if (info) {                                                  \
 			OMPI_FORTRAN(fn_init, ierr, __VA_ARGS__, info, req); \
 			persistent_made(req, ierr);                          \
@@ -549,6 +550,7 @@ static void f_ineighbor_alltoallw(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdisp
 static void f_grequest_start(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
                              MPI_Fint *req, MPI_Fint *ierr)
 {
+	PMPI_APP_SCOPE(); /* the tracking too (track.c) */
 	pmpi_ensure();
 	OMPI_FORTRAN(pmpi_grequest_start_, ierr, query, free_fn, cancel, extra, req);
 	if (*ierr == MPI_SUCCESS && pmpi_g.threaded)

@@ -868,6 +868,7 @@ static void print_stats(void)
 	        "pairwise reduce-scatters %llu, persistent graphs %llu, "
 	        "scatter-allgather broadcasts %llu, in-place exchanges staged by block %llu, "
 	        "shared reductions %llu (pieces by idle threads %llu), still pending %ld, "
+	        "finished before their completion call %llu, "
 	        "eager limit %ld "
 	        "B "
 	        "(%s), background "
@@ -887,7 +888,8 @@ static void print_stats(void)
 	        (unsigned long long)atomic_load(&pmpi_g.graph_bcast_scatter),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_staged_blocks),
 	        (unsigned long long)atomic_load(&pmpi_g.graph_shares),
-	        (unsigned long long)atomic_load(&pmpi_g.graph_pieces_helped), track_pending(),
+	        (unsigned long long)atomic_load(&pmpi_g.graph_pieces_helped), track_active(),
+	        (unsigned long long)atomic_load(&pmpi_g.finished_early),
 	        pmpi_g.eager_limit, pmpi_g.eager_source,
 	        !pmpi_g.threaded ? "off"
 	        : pmpi_g.serial  ? "on (serialized mode)"

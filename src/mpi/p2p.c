@@ -45,7 +45,7 @@ static int posted_slow(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *re
 				                          memory_order_relaxed);
 		} else {
 			bool persistent = mode == POST_PERSISTENT;
-			if (track_add(*req, persistent, !persistent))
+			if (track_add(*req, persistent, !persistent, true))
 				progress_kick();
 		}
 	}

@@ -17,6 +17,8 @@ struct reqtab_entry {
 	uint64_t key;
 	uint8_t used, persistent, active;
 	uint8_t foreign; /* a kind piano leaves to the MPI (track_foreign) */
+	uint8_t p2p;      /* point-to-point: the MPI may be asked (track.c) */
+	uint8_t finished; /* active, and the MPI said it is complete (track.c) */
 	void *data;      /* the owner's (offload.c: the send's record) */
 };
 

@@ -40,7 +40,11 @@ static void table_unlock(bool locked)
 	if (locked)
 		pthread_mutex_unlock(&track_lock);
 }
+/* Active entries not `finished`: what the progress task, the timer's hold
+ * and the socket watcher wait for. */
 static _Atomic long pending;
+/* Active entries `finished` (changed with `finished`); for PIANO_STATS. */
+static _Atomic long nfinished;
 static _Atomic long nforeign; /* foreign entries: a lock-free "none" check */
 
 static uint64_t key_of(MPI_Request r)
@@ -110,6 +114,17 @@ void track_native_wait_end(void)
 
 static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_of(r)); }
 
+/* Under table_lock(): the entry no longer active (a finished one was not
+ * pending any more). */
+static void deactivate(struct reqtab_entry *e)
+{
+	if (e->active && !e->finished)
+		pending_sub();
+	else if (e->active)
+		atomic_fetch_sub_explicit(&nfinished, 1, memory_order_relaxed);
+	e->active = e->finished = 0;
+}
+
 _Atomic long track_entries; /* track.h */
 
 static void erase(struct reqtab_entry *e)
@@ -131,15 +146,14 @@ static struct reqtab_entry *entry_for(MPI_Request r)
 		atomic_store_explicit(&track_entries, (long)tab.count, memory_order_relaxed);
 	if (!e || created)
 		return e;
-	if (e->active)
-		pending_sub(); /* stale entry of a reused handle */
+	deactivate(e); /* stale entry of a reused handle */
 	if (e->foreign)
 		atomic_fetch_sub(&nforeign, 1);
-	e->active = e->foreign = 0;
+	e->foreign = e->p2p = 0;
 	return e;
 }
 
-bool track_add(MPI_Request req, bool persistent, bool active)
+bool track_add(MPI_Request req, bool persistent, bool active, bool p2p)
 {
 	if (req == MPI_REQUEST_NULL)
 		return false;
@@ -152,6 +166,7 @@ bool track_add(MPI_Request req, bool persistent, bool active)
 	}
 	e->persistent = persistent;
 	e->active = active;
+	e->p2p = p2p;
 	bool first = active && pending_add();
 	table_unlock(locked);
 	atomic_fetch_add(&pmpi_g.tracked, 1);
@@ -199,6 +214,7 @@ bool track_start(MPI_Request req)
 	struct reqtab_entry *e = find(req);
 	if (e && !e->active && !e->foreign) {
 		e->active = 1;
+		e->finished = 0;
 		kick = pending_add();
 	}
 	table_unlock(locked);
@@ -210,9 +226,7 @@ static void drop_locked(MPI_Request req, bool forget)
 {
 	struct reqtab_entry *e = find(req);
 	if (e) {
-		if (e->active)
-			pending_sub();
-		e->active = 0;
+		deactivate(e);
 		if (forget || !e->persistent)
 			erase(e);
 	}
@@ -229,6 +243,52 @@ void track_done(MPI_Request req) { drop(req, false); }
 void track_forget(MPI_Request req) { drop(req, true); }
 
 long track_pending(void) { return atomic_load(&pending); }
+
+long track_active(void)
+{
+	return atomic_load(&pending) + atomic_load_explicit(&nfinished, memory_order_relaxed);
+}
+
+/* Owned by the progress task (it runs on one thread at a time): the slot
+ * where the previous track_check_finished() stopped. */
+static size_t check_cursor;
+
+unsigned track_check_finished(void)
+{
+	/* Only in serialized mode: there the gate, which the caller holds,
+	 * keeps every application MPI call out, and with them every change
+	 * of the table and every completion that frees a request; its
+	 * acquire (gate_enter) makes the application's last changes visible.
+	 * At MPI_THREAD_MULTIPLE an application thread could free a request
+	 * between our look at its entry and the MPI's answer. */
+	if (!pmpi_g.serial || !atomic_load_explicit(&pending, memory_order_relaxed))
+		return 0;
+	unsigned found = 0;
+	size_t cap = tab.cap;
+	for (size_t n = 0; n < cap; n++) {
+		size_t i = (check_cursor + n) & (cap - 1);
+		struct reqtab_entry *e = &tab.slots[i];
+		if (!e->used || !e->active || e->finished || !e->p2p || e->foreign)
+			continue;
+		MPI_Request r = MPI_REQUEST_NULL;
+		memcpy(&r, &e->key, sizeof(r) < sizeof(e->key) ? sizeof(r) : sizeof(e->key));
+		int flag = 0;
+		/* Not finished: stop here, the next call begins with it. One
+		 * request still in flight keeps the engine busy anyway, and
+		 * the MPI makes a progress call for each unfinished one. */
+		if (PMPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag) {
+			check_cursor = i;
+			break;
+		}
+		e->finished = 1;
+		atomic_fetch_add_explicit(&nfinished, 1, memory_order_relaxed);
+		pending_sub();
+		found++;
+	}
+	if (found)
+		atomic_fetch_add_explicit(&pmpi_g.finished_early, found, memory_order_relaxed);
+	return found;
+}
 
 void track_completed(const MPI_Request *before, int n, const int *done_idx, int ndone)
 {
@@ -258,8 +318,7 @@ void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
 			/* A non-persistent handle left as it was is a request
 			 * the call did not complete (MPI_ERR_PENDING). */
 			if (after[i] == MPI_REQUEST_NULL) {
-				if (e->active)
-					pending_sub();
+				deactivate(e);
 				erase(e);
 			}
 			continue;
@@ -270,9 +329,7 @@ void track_settle(const MPI_Request *before, const MPI_Request *after, int n,
 		 * never stopping would not be worth. */
 		if (statuses && statuses[i].MPI_ERROR == MPI_ERR_PENDING)
 			continue;
-		if (e->active)
-			pending_sub();
-		e->active = 0;
+		deactivate(e);
 	}
 	table_unlock(locked);
 }

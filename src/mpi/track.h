@@ -10,9 +10,10 @@
 #include "base.h"
 
 /* Records a request the engine must keep progressing; persistent requests
- * stay in the table while inactive. True when it is the first pending
- * request: the caller then kicks the progress task (progress_kick). */
-bool track_add(MPI_Request req, bool persistent, bool active);
+ * stay in the table while inactive. `p2p`: a point-to-point request, which
+ * track_check_finished() may ask the MPI about. True when it is the first
+ * pending request: the caller then kicks the progress task (progress_kick). */
+bool track_add(MPI_Request req, bool persistent, bool active, bool p2p);
 /* A tracked persistent request was started; true as for track_add(). */
 bool track_start(MPI_Request req);
 /* The request completed (non-persistent: forgotten; persistent: inactive). */
@@ -27,8 +28,23 @@ void track_forget(MPI_Request req);
  * when it completes. */
 void track_foreign(MPI_Request req, bool persistent);
 bool track_any_foreign(const MPI_Request *reqs, int n);
-/* Active tracked requests, read lock-free. */
+/* Active tracked requests not known to have finished, read lock-free. */
 long track_pending(void);
+/*
+ * Serialized mode only, by the progress task between gate_enter() and
+ * gate_leave(): asks the MPI (MPI_Request_get_status, which neither frees
+ * nor deactivates a request) whether active point-to-point requests have
+ * finished, from where the previous call stopped until one has not. A
+ * finished request stays in the table until the application's completion
+ * call, but no longer counts as pending: an application that completes
+ * its requests long after they finished (ScaLAPACK's BLACS tests its
+ * sends at its next send) would otherwise keep the timer ticking and the
+ * engine polling for nothing. Returns how many it found finished.
+ */
+unsigned track_check_finished(void);
+/* Active tracked requests, finished or not: those the application has not
+ * completed yet (PIANO_STATS' "still pending"). */
+long track_active(void);
 /* Entries of the table (tracked, persistent inactive, foreign), written
  * under the table's lock. Read relaxed by completion calls: an entry of a
  * request the caller holds was made before the caller got the handle.
