@@ -9,9 +9,7 @@
  * ticks every 1-4 ms (50 rounds or more). The data is checked too. Two
  * ranks under piano; the counts come from piano_stats_get (libpiano-mpi).
  */
-#include "mpitest.h"
-
-#include <piano/piano.h>
+#include "timertest.h"
 
 #include <stdlib.h>
 
@@ -20,26 +18,11 @@
 #define QUIET_MS 200
 #define MAX_QUIET_ROUNDS 10
 
-static uint64_t timer_rounds(void)
-{
-	struct piano_stats st;
-	CHECK(piano_stats_get(PIANO_POINT_TIMER, &st) == 0);
-	return st.rounds;
-}
-
 int main(int argc, char **argv)
 {
-	int rank, size, nthreads = 0;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	CHECK(size == 2);
-	CHECK(piano_thread_count(PIANO_POINT_TIMER, &nthreads) == 0);
-	if (nthreads != 1) {
-		printf("rank %d: no timer thread: skipped\n", rank);
-		MPI_Finalize();
+	int rank = timertest_init(&argc, &argv);
+	if (rank < 0)
 		return 77;
-	}
 	unsigned char *buf = malloc(BIG);
 	CHECK(buf);
 	int ok = 1;

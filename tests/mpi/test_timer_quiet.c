@@ -6,9 +6,7 @@
  * receive, once the ranks' holds are known to last, gets its ticks. Two
  * ranks under piano; the counts come from piano_stats_get (libpiano-mpi).
  */
-#include "mpitest.h"
-
-#include <piano/piano.h>
+#include "timertest.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -17,26 +15,11 @@
 #define ROUNDS 20
 #define COMPUTE_MS 30
 
-static uint64_t timer_rounds(void)
-{
-	struct piano_stats st;
-	CHECK(piano_stats_get(PIANO_POINT_TIMER, &st) == 0);
-	return st.rounds;
-}
-
 int main(int argc, char **argv)
 {
-	int rank, size, nthreads = 0;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	CHECK(size == 2);
-	CHECK(piano_thread_count(PIANO_POINT_TIMER, &nthreads) == 0);
-	if (nthreads != 1) {
-		printf("rank %d: no timer thread: skipped\n", rank);
-		MPI_Finalize();
+	int rank = timertest_init(&argc, &argv);
+	if (rank < 0)
 		return 77;
-	}
 	char *buf = calloc(BIG, 1);
 	CHECK(buf);
 	int peer = 1 - rank, ok = 1;
