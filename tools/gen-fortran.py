@@ -108,6 +108,8 @@ def wrapper(name, args):
             out[-1] += ", " + p
     out[-1] += ")"
     out.append("{")
+    if "req" in args:
+        out.append("\tREPORT_FORTRAN_SCOPE();")
     if "msg" in args:
         i = args.index("msg")
         out.append(f"\tMPI_Message m = PMPI_Message_f2c(*a{i});")

@@ -21,6 +21,7 @@
  */
 #include "base.h"
 #include "init.h"
+#include "report.h"
 #include "serial.h"
 #include "track.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The overlap report's recording (report.h, docs/report.md). */
 #include "report.h"
+#include "report_site.h"
 #include "offload.h"
 #include "sys.h"
 
@@ -273,6 +274,7 @@ int report_setup(void)
 	for (size_t i = 0; i < NBUCKETS * BUCKET; i++)
 		atomic_init(&fkeys[i], 0);
 	clock_setup();
+	report_site_setup();
 	report_on = 1;
 	return 0;
 }
@@ -328,6 +330,7 @@ static bool insert(int kind, long bytes, bool eager, bool persistent, MPI_Reques
 void report_post_(int kind, long bytes, bool eager, MPI_Request req, const void *site)
 {
 	uint64_t now = ticks();
+	site = report_site_of(site);
 	if (insert(kind, bytes, eager, false, req, site, now)) {
 		struct report_row *row = row_of(site, kind, eager);
 		if (row)
@@ -337,6 +340,7 @@ void report_post_(int kind, long bytes, bool eager, MPI_Request req, const void 
 
 void report_init_(int kind, long bytes, bool eager, MPI_Request req, const void *site)
 {
+	site = report_site_of(site);
 	insert(kind, bytes, eager, true, req, site, 0);
 }
 

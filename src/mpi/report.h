@@ -101,8 +101,34 @@ extern int report_on;
 int report_setup(void);
 
 /* The application's call site: the return address into the caller of the
- * exported MPI function that calls this macro. */
+ * exported MPI function that calls this macro (report_site.h turns one in
+ * a Fortran binding into the program's). */
 #define REPORT_SITE() __builtin_return_address(0)
+
+/*
+ * First statement of a piano Fortran procedure that posts: for the length
+ * of the procedure, its caller is the thread's `report_fsite`, which the C
+ * call inside it records as the site without walking the stack
+ * (report_site.c). Restored at the end (a procedure of the MPI's binding
+ * may call piano's).
+ */
+extern _Thread_local const void *report_fsite;
+static inline const void *report_fsite_begin(const void *site)
+{
+	if (!report_on)
+		return NULL;
+	const void *saved = report_fsite;
+	report_fsite = site;
+	return saved;
+}
+static inline void report_fsite_end(const void *const *saved)
+{
+	if (report_on)
+		report_fsite = *saved;
+}
+#define REPORT_FORTRAN_SCOPE()                                                                   \
+	const void *report_fsite_saved_ __attribute__((cleanup(report_fsite_end), unused)) = \
+	        report_fsite_begin(__builtin_return_address(0))
 
 /* An operation was posted: *req is its request (MPI_REQUEST_NULL: ignored);
  * bytes its message size (-1: not known); eager whether it is at most the
