@@ -45,6 +45,9 @@ static void table_unlock(bool locked)
 static _Atomic long pending;
 /* Active entries `finished` (changed with `finished`); for PIANO_STATS. */
 static _Atomic long nfinished;
+/* Pending point-to-point entries, those track_check_finished() asks about:
+ * without one it skips its walk of the table. Under table_lock(). */
+static long npending_p2p;
 static _Atomic long nforeign; /* foreign entries: a lock-free "none" check */
 
 static uint64_t key_of(MPI_Request r)
@@ -118,9 +121,10 @@ static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_o
  * pending any more). */
 static void deactivate(struct reqtab_entry *e)
 {
-	if (e->active && !e->finished)
+	if (e->active && !e->finished) {
+		npending_p2p -= e->p2p;
 		pending_sub();
-	else if (e->active)
+	} else if (e->active)
 		atomic_fetch_sub_explicit(&nfinished, 1, memory_order_relaxed);
 	e->active = e->finished = 0;
 }
@@ -167,6 +171,7 @@ bool track_add(MPI_Request req, bool persistent, bool active, bool p2p)
 	e->persistent = persistent;
 	e->active = active;
 	e->p2p = p2p;
+	npending_p2p += active && p2p;
 	bool first = active && pending_add();
 	table_unlock(locked);
 	atomic_fetch_add(&pmpi_g.tracked, 1);
@@ -215,6 +220,7 @@ bool track_start(MPI_Request req)
 	if (e && !e->active && !e->foreign) {
 		e->active = 1;
 		e->finished = 0;
+		npending_p2p += e->p2p;
 		kick = pending_add();
 	}
 	table_unlock(locked);
@@ -261,11 +267,11 @@ unsigned track_check_finished(void)
 	 * acquire (gate_enter) makes the application's last changes visible.
 	 * At MPI_THREAD_MULTIPLE an application thread could free a request
 	 * between our look at its entry and the MPI's answer. */
-	if (!pmpi_g.serial || !atomic_load_explicit(&pending, memory_order_relaxed))
+	if (!pmpi_g.serial || !npending_p2p)
 		return 0;
 	unsigned found = 0;
 	size_t cap = tab.cap;
-	for (size_t n = 0; n < cap; n++) {
+	for (size_t n = 0; n < cap && npending_p2p > 0; n++) {
 		size_t i = (check_cursor + n) & (cap - 1);
 		struct reqtab_entry *e = &tab.slots[i];
 		if (!e->used || !e->active || e->finished || !e->p2p || e->foreign)
@@ -281,6 +287,7 @@ unsigned track_check_finished(void)
 			break;
 		}
 		e->finished = 1;
+		npending_p2p--;
 		atomic_fetch_add_explicit(&nfinished, 1, memory_order_relaxed);
 		pending_sub();
 		found++;
