@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
-# bench/apps/common.sh: what the application scripts (lammps.sh, qe.sh)
+# bench/apps/common.sh: what the application scripts (lammps.sh, qe.sh, cp2k.sh)
 # share, sourced after their option parsing has set build, pairs, np and
 # control: the checks of those options, the variants and their order, and
 # the launcher of a variant. Each script defines die().
@@ -38,4 +38,52 @@ apps_launcher() {
 	[[ $1 == piano ]] && cmd+=("$build/piano-run")
 	[[ $1 == preload ]] && cmd+=(env "LD_PRELOAD=$preload_lib${LD_PRELOAD:+:$LD_PRELOAD}")
 	return 0
+}
+
+# apps_summary CSV NP TITLE LABEL1 LABEL2 LABEL3 WHAT RESULTS: the summary
+# of qe.sh and cp2k.sh from their CSV (variant, pair, three times in
+# seconds, results match): per variant, median [min-max] of each time under
+# LABEL1-3; per pair the ratio of WHAT (the first time) to native's; and
+# whether RESULTS were identical in every run.
+apps_summary() {
+	awk -F, -v np="$2" -v title="$3" -v l1="$4" -v l2="$5" -v l3="$6" -v what="$7" -v res="$8" '
+function median(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+NR > 1 && $3 != "" {
+	n[$1]++
+	for (f = 3; f <= 5; f++) v[$1, f, n[$1]] = $f
+	if ($6 != "yes") bad = 1
+	first[$1, $2] = $3
+	if ($2 > maxp) maxp = $2
+}
+END {
+	printf "%s, Open MPI, %d ranks: seconds, median [min-max] over the runs\n", title, np
+	printf "%-8s %3s  %-24s %-24s %-24s\n", "variant", "n", l1, l2, l3
+	for (w = 1; w <= 3; w++) {
+		var = w == 1 ? "native" : w == 2 ? "preload" : "piano"
+		if (!n[var]) continue
+		line = sprintf("%-8s %3d ", var, n[var])
+		for (f = 3; f <= 5; f++) {
+			lo = ""; hi = ""
+			for (i = 1; i <= n[var]; i++) {
+				x = v[var, f, i] + 0; a[i] = x
+				if (lo == "" || x < lo) lo = x
+				if (hi == "" || x > hi) hi = x
+			}
+			line = line sprintf(" %-24s", sprintf("%.2f [%.2f-%.2f]", median(a, n[var]), lo, hi))
+		}
+		print line
+	}
+	for (w = 2; w <= 3; w++) {
+		var = w == 2 ? "preload" : "piano"
+		if (!n[var] || !n["native"]) continue
+		r = ""; k = 0
+		for (i = 1; i <= maxp; i++)
+			if ((var, i) in first && ("native", i) in first) { q[++k] = first[var, i] / first["native", i]; r = r sprintf(" %.3f", q[k]) }
+		printf "%s/native %s per pair:%s; median %.3f\n", var, what, r, median(q, k)
+	}
+	printf "results (%s) %s\n", res, bad ? "DIFFER" : "identical"
+}' "$1"
 }

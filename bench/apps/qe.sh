@@ -149,47 +149,6 @@ for ((i = 1; i <= pairs; i++)); do
 	done
 done
 
-# Summary: per variant, median [min-max] of each time; per pair the ratio of
-# the wall times to native's.
-awk -F, -v np="$np" '
-function median(a, n,   i, j, t) {
-	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
-}
-NR > 1 && $3 != "" {
-	n[$1]++
-	for (f = 3; f <= 5; f++) v[$1, f, n[$1]] = $f
-	if ($6 != "yes") bad = 1
-	wall[$1, $2] = $3
-	if ($2 > maxp) maxp = $2
-}
-END {
-	printf "Quantum ESPRESSO pw.x (Si8 scf), Open MPI, %d ranks: seconds, median [min-max] over the runs\n", np
-	printf "%-8s %3s  %-24s %-24s %-24s\n", "variant", "n", "wall", "fft_scatt_yz", "fft_scatt_xy"
-	for (w = 1; w <= 3; w++) {
-		var = w == 1 ? "native" : w == 2 ? "preload" : "piano"
-		if (!n[var]) continue
-		line = sprintf("%-8s %3d ", var, n[var])
-		for (f = 3; f <= 5; f++) {
-			lo = ""; hi = ""
-			for (i = 1; i <= n[var]; i++) {
-				x = v[var, f, i] + 0; a[i] = x
-				if (lo == "" || x < lo) lo = x
-				if (hi == "" || x > hi) hi = x
-			}
-			line = line sprintf(" %-24s", sprintf("%.2f [%.2f-%.2f]", median(a, n[var]), lo, hi))
-		}
-		print line
-	}
-	for (w = 2; w <= 3; w++) {
-		var = w == 2 ? "preload" : "piano"
-		if (!n[var] || !n["native"]) continue
-		r = ""; k = 0
-		for (i = 1; i <= maxp; i++)
-			if ((var, i) in wall && ("native", i) in wall) { q[++k] = wall[var, i] / wall["native", i]; r = r sprintf(" %.3f", q[k]) }
-		printf "%s/native wall time per pair:%s; median %.3f\n", var, r, median(q, k)
-	}
-	printf "results (energy, forces, stress) %s\n", bad ? "DIFFER" : "identical"
-}' "$csv" | tee "$txt"
+apps_summary "$csv" "$np" "Quantum ESPRESSO pw.x (Si8 scf)" "wall" "fft_scatt_yz" "fft_scatt_xy" "wall time" "energy, forces, stress" | tee "$txt"
 echo "qe.sh: results in $out" >&2
 exit "$failed"
