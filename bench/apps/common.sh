@@ -1,9 +1,34 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
-# bench/apps/common.sh: what the application scripts (lammps.sh, qe.sh, cp2k.sh)
-# share, sourced after their option parsing has set build, pairs, np and
-# control: the checks of those options, the variants and their order, and
-# the launcher of a variant. Each script defines die().
+# bench/apps/common.sh: what the application scripts (lammps.sh, qe.sh,
+# cp2k.sh) share, sourced by each once it has set root and defined usage()
+# and die(): the options of qe.sh and cp2k.sh (lammps.sh parses its own,
+# which set the same variables), the checks of those options, the variants
+# and their order, the launcher of a variant, the summary of qe.sh and
+# cp2k.sh.
+
+# apps_options ARGS...: the options of qe.sh and cp2k.sh (--build, --pairs,
+# --np, --out, --control, --help; see their --help) into build, pairs, np,
+# out and control, from their defaults. The script defines usage() and
+# die() and sets root before.
+apps_options() {
+	build=$root/build
+	pairs=5
+	np=""
+	out=""
+	control=0
+	while (($#)); do
+		case $1 in
+		--build) build=$(cd "$2" && pwd); shift 2 ;;
+		--pairs) pairs=$2; shift 2 ;;
+		--np) np=$2; shift 2 ;;
+		--out) out=$2; shift 2 ;;
+		--control) control=1; shift ;;
+		-h | --help) usage; exit 0 ;;
+		*) die "unknown option '$1' (see --help)" ;;
+		esac
+	done
+}
 
 # Checks the common options; sets np (default: one rank per CPU),
 # preload_lib and variants (native piano, or native preload piano with

@@ -30,28 +30,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
-pairs=5
-np=""
-out=""
-control=0
-
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
 die() { echo "qe.sh: $*" >&2; exit 2; }
-
-while (($#)); do
-	case $1 in
-	--build) build=$(cd "$2" && pwd); shift 2 ;;
-	--pairs) pairs=$2; shift 2 ;;
-	--np) np=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--control) control=1; shift ;;
-	-h | --help) usage; exit 0 ;;
-	*) die "unknown option '$1' (see --help)" ;;
-	esac
-done
 # shellcheck source=bench/apps/common.sh
 . "$root/bench/apps/common.sh"
+apps_options "$@"
 apps_check
 
 pseudo=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
