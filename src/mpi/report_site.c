@@ -12,7 +12,7 @@
  *
  * The ranges are read once, at set-up, from the objects loaded then whose
  * file is this library or one of the MPI's (libmpi*: Open MPI's libmpi,
- * libmpi_mpifh, libmpi_usempif08...; MPICH's libmpich, libmpifort...).
+ * libmpi_mpifh, libmpi_usempif08...; MPICH's libmpich, libmpichfort...).
  * Read-only afterwards.
  */
 #ifndef _GNU_SOURCE
