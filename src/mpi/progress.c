@@ -70,7 +70,7 @@ static unsigned timed_progress(void)
 	/* After the timing: the MPI's answers, one progress call for the
 	 * first request not finished, would make a round look busy. Waiters
 	 * test their own requests. */
-	if (pmpi_g.serial && track_pending() > 0 && !waiters_pending() && gate_enter()) {
+	if (track_pending() > 0 && !waiters_pending() && gate_enter()) {
 		track_check_finished();
 		gate_leave();
 	}

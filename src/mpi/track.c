@@ -7,8 +7,9 @@
  * path; `pending` (active tracked requests) is read lock-free by piano's
  * threads.
  *
- * Protocol: every function here is called from an application's MPI call
- * (piano's threads read `pending` and nothing else). One mutex protects
+ * Protocol: every function here is called from an application's MPI call,
+ * except track_check_finished(), the progress task's (piano's other threads
+ * read `pending` and nothing else). One mutex protects
  * the table, `native_in` and `held` (table_lock()), except in serialized
  * mode: there the application makes one MPI call at a time (it asked for
  * MPI_THREAD_SERIALIZED or less, and its own synchronization orders its
@@ -19,6 +20,8 @@
  */
 #include "track.h"
 #include "reqtab.h"
+
+#include "sys.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -46,8 +49,18 @@ static _Atomic long pending;
 /* Active entries `finished` (changed with `finished`); for PIANO_STATS. */
 static _Atomic long nfinished;
 /* Pending point-to-point entries, those track_check_finished() asks about:
- * without one it skips its walk of the table. Under table_lock(). */
-static long npending_p2p;
+ * without one it skips its walk of the table. Written under table_lock()
+ * (p2p_add), read relaxed by the check at MPI_THREAD_MULTIPLE before it
+ * raises its side of the door. */
+static _Atomic long npending_p2p;
+
+static void p2p_add(long d)
+{
+	long v = atomic_load_explicit(&npending_p2p, memory_order_relaxed);
+	atomic_store_explicit(&npending_p2p, v + d, memory_order_relaxed);
+}
+
+static long p2p_pending(void) { return atomic_load_explicit(&npending_p2p, memory_order_relaxed); }
 static _Atomic long nforeign; /* foreign entries: a lock-free "none" check */
 
 static uint64_t key_of(MPI_Request r)
@@ -122,7 +135,7 @@ static struct reqtab_entry *find(MPI_Request r) { return reqtab_find(&tab, key_o
 static void deactivate(struct reqtab_entry *e)
 {
 	if (e->active && !e->finished) {
-		npending_p2p -= e->p2p;
+		p2p_add(-(long)e->p2p);
 		pending_sub();
 	} else if (e->active)
 		atomic_fetch_sub_explicit(&nfinished, 1, memory_order_relaxed);
@@ -171,7 +184,7 @@ bool track_add(MPI_Request req, bool persistent, bool active, bool p2p)
 	e->persistent = persistent;
 	e->active = active;
 	e->p2p = p2p;
-	npending_p2p += active && p2p;
+	p2p_add(active && p2p);
 	bool first = active && pending_add();
 	table_unlock(locked);
 	atomic_fetch_add(&pmpi_g.tracked, 1);
@@ -220,7 +233,7 @@ bool track_start(MPI_Request req)
 	if (e && !e->active && !e->foreign) {
 		e->active = 1;
 		e->finished = 0;
-		npending_p2p += e->p2p;
+		p2p_add(e->p2p);
 		kick = pending_add();
 	}
 	table_unlock(locked);
@@ -259,39 +272,156 @@ long track_active(void)
  * where the previous track_check_finished() stopped. */
 static size_t check_cursor;
 
-unsigned track_check_finished(void)
+/* Under table_lock(): marks e finished (no longer pending). */
+static void mark_finished(struct reqtab_entry *e)
 {
-	/* Only in serialized mode: there the gate, which the caller holds,
-	 * keeps every application MPI call out, and with them every change
-	 * of the table and every completion that frees a request; its
-	 * acquire (gate_enter) makes the application's last changes visible.
-	 * At MPI_THREAD_MULTIPLE an application thread could free a request
-	 * between our look at its entry and the MPI's answer. */
-	if (!pmpi_g.serial || !npending_p2p)
-		return 0;
+	e->finished = 1;
+	p2p_add(-1);
+	atomic_fetch_add_explicit(&nfinished, 1, memory_order_relaxed);
+	pending_sub();
+}
+
+static bool checkable(const struct reqtab_entry *e)
+{
+	return e->used && e->active && !e->finished && e->p2p && !e->foreign;
+}
+
+static MPI_Request handle_of(const struct reqtab_entry *e)
+{
+	MPI_Request r = MPI_REQUEST_NULL;
+	memcpy(&r, &e->key, sizeof(r) < sizeof(e->key) ? sizeof(r) : sizeof(e->key));
+	return r;
+}
+
+/* Serialized mode: the gate, which the caller holds, keeps every
+ * application MPI call out, and with them every change of the table and
+ * every completion that frees a request; its acquire (gate_enter) makes
+ * the application's last changes visible. */
+static unsigned check_serial(void)
+{
 	unsigned found = 0;
 	size_t cap = tab.cap;
-	for (size_t n = 0; n < cap && npending_p2p > 0; n++) {
+	for (size_t n = 0; n < cap && p2p_pending() > 0; n++) {
 		size_t i = (check_cursor + n) & (cap - 1);
 		struct reqtab_entry *e = &tab.slots[i];
-		if (!e->used || !e->active || e->finished || !e->p2p || e->foreign)
+		if (!checkable(e))
 			continue;
-		MPI_Request r = MPI_REQUEST_NULL;
-		memcpy(&r, &e->key, sizeof(r) < sizeof(e->key) ? sizeof(r) : sizeof(e->key));
 		int flag = 0;
 		/* Not finished: stop here, the next call begins with it. One
 		 * request still in flight keeps the engine busy anyway, and
 		 * the MPI makes a progress call for each unfinished one. */
-		if (PMPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag) {
+		if (PMPI_Request_get_status(handle_of(e), &flag, MPI_STATUS_IGNORE) !=
+		            MPI_SUCCESS ||
+		    !flag) {
 			check_cursor = i;
 			break;
 		}
-		e->finished = 1;
-		npending_p2p--;
-		atomic_fetch_add_explicit(&nfinished, 1, memory_order_relaxed);
-		pending_sub();
+		mark_finished(e);
 		found++;
 	}
+	return found;
+}
+
+/*
+ * MPI_THREAD_MULTIPLE: the door. An application thread may free a request
+ * (a completion call, MPI_Request_free) while the check asks the MPI about
+ * it, so the two exclude each other: a completion call that may complete a
+ * tracked request counts itself in `completing` before the MPI's call and
+ * until the table has forgotten what it completed (track_door_enter/leave);
+ * the check raises `checking`, then reads `completing`, and asks only if it
+ * is 0, stopping as soon as a call comes in.
+ *   enter: completing++, then wait while checking.
+ *   check: checking = 1, then read completing; if non-zero, checking = 0.
+ * Both writes and both reads are seq_cst (the store-load pattern needs the
+ * single total order): either the check sees the call and asks nothing, or
+ * the call sees the check and waits until it has cleared `checking`, which
+ * it does after at most one more MPI_Request_get_status (it re-reads
+ * `completing` after each). A completion call that found the table empty
+ * (track_any() false) takes no door: none of its requests has an entry.
+ * The check does not hold the table's lock while it calls the MPI (a
+ * progress call there must not wait for our lock): it copies a handle
+ * under the lock, asks, and marks the entry found again under the lock.
+ */
+static _Atomic int completing;
+static _Atomic int checking;
+
+bool track_door_enter(void)
+{
+	if (pmpi_g.serial || !pmpi_g.threaded)
+		return false;
+	atomic_fetch_add(&completing, 1); /* seq_cst: the door's first half */
+	while (atomic_load(&checking))     /* seq_cst: its second */
+		sys_cpu_relax();
+	return true;
+}
+
+void track_door_leave(bool entered)
+{
+	/* Release: the table's updates of this call come before the check
+	 * can see the door free (it re-takes the table's lock anyway). */
+	if (entered)
+		atomic_fetch_sub_explicit(&completing, 1, memory_order_release);
+}
+
+/* The next checkable entry from the cursor, its handle in *r; false when
+ * there is none. Under table_lock(). */
+static bool next_checkable(MPI_Request *r)
+{
+	size_t cap = tab.cap;
+	for (size_t n = 0; n < cap && p2p_pending() > 0; n++) {
+		size_t i = (check_cursor + n) & (cap - 1);
+		if (checkable(&tab.slots[i])) {
+			check_cursor = i;
+			*r = handle_of(&tab.slots[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static unsigned check_multiple(void)
+{
+	atomic_store(&checking, 1); /* seq_cst: see the door */
+	unsigned found = 0;
+	long budget = -1; /* pending p2p entries at the start: one pass at most */
+	while (!atomic_load(&completing) && budget != 0) {
+		MPI_Request r;
+		bool locked = table_lock();
+		if (budget < 0)
+			budget = p2p_pending();
+		bool any = next_checkable(&r);
+		table_unlock(locked);
+		if (!any)
+			break;
+		budget--;
+		int flag = 0;
+		if (PMPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
+			break; /* the next call begins with it, as in serialized mode */
+		locked = table_lock();
+		/* The door kept every free out: the handle is still this entry's
+		 * request. */
+		struct reqtab_entry *e = find(r);
+		if (e && checkable(e)) {
+			mark_finished(e);
+			found++;
+		}
+		table_unlock(locked);
+	}
+	atomic_store_explicit(&checking, 0, memory_order_release);
+	return found;
+}
+
+unsigned track_check_finished(void)
+{
+	unsigned found;
+	if (!p2p_pending())
+		return 0;
+	if (pmpi_g.serial)
+		found = check_serial();
+	else if (pmpi_g.threaded)
+		found = check_multiple();
+	else
+		return 0;
 	if (found)
 		atomic_fetch_add_explicit(&pmpi_g.finished_early, found, memory_order_relaxed);
 	return found;

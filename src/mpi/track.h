@@ -31,17 +31,30 @@ bool track_any_foreign(const MPI_Request *reqs, int n);
 /* Active tracked requests not known to have finished, read lock-free. */
 long track_pending(void);
 /*
- * Serialized mode only, by the progress task between gate_enter() and
- * gate_leave(): asks the MPI (MPI_Request_get_status, which neither frees
- * nor deactivates a request) whether active point-to-point requests have
- * finished, from where the previous call stopped until one has not. A
- * finished request stays in the table until the application's completion
- * call, but no longer counts as pending: an application that completes
- * its requests long after they finished (ScaLAPACK's BLACS tests its
- * sends at its next send) would otherwise keep the timer ticking and the
- * engine polling for nothing. Returns how many it found finished.
+ * By the progress task between gate_enter() and gate_leave(): asks the MPI
+ * (MPI_Request_get_status, which neither frees nor deactivates a request)
+ * whether active point-to-point requests have finished, from where the
+ * previous call stopped until one has not. A finished request stays in the
+ * table until the application's completion call, but no longer counts as
+ * pending: an application that completes its requests long after they
+ * finished (ScaLAPACK's BLACS tests its sends at its next send) would
+ * otherwise keep the timer ticking and the engine polling for nothing. In
+ * serialized mode the gate keeps the application's calls out; at
+ * MPI_THREAD_MULTIPLE the door below does it for the calls that may free
+ * a tracked request. Returns how many it found finished.
  */
 unsigned track_check_finished(void);
+/*
+ * MPI_THREAD_MULTIPLE only (false and nothing to leave otherwise): a call
+ * that may complete or free a tracked request enters before the MPI's call
+ * and leaves once the table knows what it completed; meanwhile
+ * track_check_finished() asks the MPI nothing, and the call waits for a
+ * check in progress to finish its current question (track.c, "the door").
+ * Take it only when track_any(): a call whose requests have no entry
+ * cannot conflict.
+ */
+bool track_door_enter(void);
+void track_door_leave(bool entered);
 /* Active tracked requests, finished or not: those the application has not
  * completed yet (PIANO_STATS' "still pending"). */
 long track_active(void);

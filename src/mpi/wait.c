@@ -22,17 +22,21 @@
 #include <string.h>
 
 /* Copy of the handles before a completion call, to know afterwards which
- * tracked requests it completed (completion overwrites them). */
+ * tracked requests it completed (completion overwrites them); `door`: the
+ * call is inside track.h's door (MPI_THREAD_MULTIPLE) until settle(). */
 struct saved {
 	MPI_Request small[16];
 	MPI_Request *v;
+	bool door;
 };
 
 static void save(struct saved *s, const MPI_Request *reqs, int n)
 {
 	s->v = NULL;
+	s->door = false;
 	if (n <= 0 || !track_any())
 		return;
+	s->door = track_door_enter();
 	s->v = n <= 16 ? s->small : malloc((size_t)n * sizeof(MPI_Request));
 	if (s->v)
 		memcpy(s->v, reqs, (size_t)n * sizeof(MPI_Request));
@@ -49,14 +53,16 @@ static void save(struct saved *s, const MPI_Request *reqs, int n)
 static void settle(struct saved *s, int rc, const MPI_Request *after, int n, const int *idx,
                    int nidx, const MPI_Status *statuses)
 {
-	if (!s->v)
-		return;
-	if (rc == MPI_SUCCESS)
-		track_completed(s->v, n, idx, nidx);
-	else
-		track_settle(s->v, after, n, statuses);
-	if (s->v != s->small)
-		free(s->v);
+	if (s->v) {
+		if (rc == MPI_SUCCESS)
+			track_completed(s->v, n, idx, nidx);
+		else
+			track_settle(s->v, after, n, statuses);
+		if (s->v != s->small)
+			free(s->v);
+	}
+	/* Last: the table no longer holds what the call freed. */
+	track_door_leave(s->door);
 }
 
 /* A completion count read from the call's outputs, which are only defined
@@ -537,8 +543,13 @@ PMPI_EXPORT int MPI_Request_free(MPI_Request *req)
 		return rc;
 	if (coll_persist_free(req, &rc))
 		return rc;
-	if (req && *req != MPI_REQUEST_NULL && track_any())
+	if (req && *req != MPI_REQUEST_NULL && track_any()) {
+		bool door = track_door_enter();
 		track_forget(*req);
+		rc = PMPI_Request_free(req);
+		track_door_leave(door);
+		return rc;
+	}
 	return PMPI_Request_free(req);
 }
 
