@@ -10,7 +10,8 @@
  * receive with MPI_Request_free on the send. Every message must arrive
  * intact and every call succeed; CTest also requires PIANO_STATS to show
  * requests found finished before their completion call (the check ran
- * beside the completions). Arguments: iterations per thread (default 300).
+ * beside the completions). Arguments: iterations per thread (default 300),
+ * the computation's unit in us (default 100: 0-4 units per exchange).
  */
 #include "mpitest.h"
 
@@ -20,7 +21,11 @@
 #define NT 3
 #define BIG (256 << 10) /* above every eager limit: tracked */
 
-static int rank, iters = 300;
+static int rank, iters = 300, unit_us = 100;
+/* Per thread: two send buffers and a receive buffer. Freed after the final
+ * barrier: a send freed with MPI_Request_free may still be read by the peer
+ * until it has received it. */
+static unsigned char *bufs[NT][3];
 
 static unsigned char pattern(int from, int t, int it, int i)
 {
@@ -71,8 +76,7 @@ static void complete(int mode, MPI_Request r[2])
 static void *run(void *arg)
 {
 	int t = (int)(long)arg, peer = 1 - rank;
-	unsigned char *sbuf[2] = { malloc(BIG), malloc(BIG) }, *rbuf = malloc(BIG);
-	CHECK(sbuf[0] && sbuf[1] && rbuf);
+	unsigned char **sbuf = bufs[t], *rbuf = bufs[t][2];
 	for (int it = 0; it < iters; it++) {
 		unsigned char *s = sbuf[it % 2];
 		for (int i = 0; i < BIG; i += 4096)
@@ -82,7 +86,7 @@ static void *run(void *arg)
 		CHECK_MPI(MPI_Irecv(rbuf, BIG, MPI_BYTE, peer, t, MPI_COMM_WORLD, &r[0]));
 		CHECK_MPI(MPI_Isend(s, BIG, MPI_BYTE, peer, t, MPI_COMM_WORLD, &r[1]));
 		/* The window in which the check finds them finished. */
-		double end = mpitest_now() + ((it * 37 + t * 11) % 5) * 100e-6;
+		double end = mpitest_now() + ((it * 37 + t * 11) % 5) * unit_us * 1e-6;
 		while (mpitest_now() < end)
 			;
 		complete((it + t) % 6, r);
@@ -90,9 +94,6 @@ static void *run(void *arg)
 			CHECK(rbuf[i] == pattern(peer, t, it, i));
 		CHECK(rbuf[BIG - 1] == pattern(peer, t, it, BIG - 1));
 	}
-	free(sbuf[0]);
-	free(sbuf[1]);
-	free(rbuf);
 	return NULL;
 }
 
@@ -103,12 +104,20 @@ int main(int argc, char **argv)
 		return 77;
 	if (argc > 1)
 		iters = atoi(argv[1]);
+	if (argc > 2)
+		unit_us = atoi(argv[2]);
+	for (int t = 0; t < NT; t++)
+		for (int k = 0; k < 3; k++)
+			CHECK((bufs[t][k] = malloc(BIG)) != NULL);
 	pthread_t th[NT];
 	for (long t = 0; t < NT; t++)
 		CHECK(pthread_create(&th[t], NULL, run, (void *)t) == 0);
 	for (int t = 0; t < NT; t++)
 		pthread_join(th[t], NULL);
 	MPI_Barrier(MPI_COMM_WORLD);
+	for (int t = 0; t < NT; t++)
+		for (int k = 0; k < 3; k++)
+			free(bufs[t][k]);
 	printf("rank %d: %d threads x %d exchanges of %d bytes intact\n", rank, NT, iters, BIG);
 	MPI_Finalize();
 	return 0;
