@@ -69,8 +69,11 @@ static unsigned timed_progress(void)
 	bool busy = busy_call(&floor_tl, sys_now_ns() - t0, min_busy);
 	/* After the timing: the MPI's answers, one progress call for the
 	 * first request not finished, would make a round look busy. Waiters
-	 * test their own requests. */
-	if (track_pending() > 0 && !waiters_pending() && gate_enter()) {
+	 * test their own requests; a thread in the MPI's own wait drives the
+	 * MPI, and a question beside it would only contend with it (at
+	 * MPI_THREAD_MULTIPLE: in serialized mode the gate keeps us out). */
+	if (track_pending() > 0 && !waiters_pending() && (pmpi_g.serial || !waiters_native()) &&
+	    gate_enter()) {
 		track_check_finished();
 		gate_leave();
 	}

@@ -21,6 +21,7 @@
 #include "track.h"
 #include "reqtab.h"
 
+#include "starve.h"
 #include "sys.h"
 
 #include <pthread.h>
@@ -336,11 +337,14 @@ static unsigned check_serial(void)
  * single total order): either the check sees the call and asks nothing, or
  * the call sees the check and waits until it has cleared `checking`, which
  * it does after at most one more MPI_Request_get_status (it re-reads
- * `completing` after each). A completion call that found the table empty
- * (track_any() false) takes no door: none of its requests has an entry.
- * The check does not hold the table's lock while it calls the MPI (a
- * progress call there must not wait for our lock): it copies a handle
- * under the lock, asks, and marks the entry found again under the lock.
+ * `completing` after each). The check may run on an idle thread at
+ * SCHED_IDLE: it marks itself inside a progress call (starve_begin()), and
+ * a call that waits for it long raises it (starve_relieve()). A completion
+ * call that found the table empty (track_any() false) takes no door: none
+ * of its requests has an entry. The check does not hold the table's lock
+ * while it calls the MPI (a progress call there must not wait for our
+ * lock): it copies a handle under the lock, asks, and marks the entry
+ * found again under the lock.
  */
 static _Atomic int completing;
 static _Atomic int checking;
@@ -350,8 +354,19 @@ bool track_door_enter(void)
 	if (pmpi_g.serial || !pmpi_g.threaded)
 		return false;
 	atomic_fetch_add(&completing, 1); /* seq_cst: the door's first half */
-	while (atomic_load(&checking))     /* seq_cst: its second */
-		sys_cpu_relax();
+	/* seq_cst loads: its second. The check may run on an idle thread at
+	 * SCHED_IDLE, preempted by this very thread: after a short spin, raise
+	 * it (it is marked inside, starve_begin()) or give it the CPU. */
+	for (unsigned spins = 0; atomic_load(&checking); spins++) {
+		if (spins < 256)
+			sys_cpu_relax();
+		else if (spins == 256)
+			starve_relieve();
+		else if (spins < 512)
+			sys_yield();
+		else
+			sys_sleep_ns(20000);
+	}
 	return true;
 }
 
@@ -381,7 +396,8 @@ static bool next_checkable(MPI_Request *r)
 
 static unsigned check_multiple(void)
 {
-	atomic_store(&checking, 1); /* seq_cst: see the door */
+	struct poker *me = starve_begin(); /* a door's waiter may raise us */
+	atomic_store(&checking, 1);        /* seq_cst: see the door */
 	unsigned found = 0;
 	long budget = -1; /* pending p2p entries at the start: one pass at most */
 	while (!atomic_load(&completing) && budget != 0) {
@@ -408,6 +424,7 @@ static unsigned check_multiple(void)
 		table_unlock(locked);
 	}
 	atomic_store_explicit(&checking, 0, memory_order_release);
+	starve_end(me);
 	return found;
 }
 
