@@ -4,8 +4,8 @@
 # cp2k.sh) share, sourced by each once it has set root and defined usage()
 # and die(): the options of qe.sh and cp2k.sh (lammps.sh parses its own,
 # which set the same variables), the checks of those options, the variants
-# and their order, the launcher of a variant, the summary of qe.sh and
-# cp2k.sh.
+# and their order, the launcher of a variant, the run loop and the summary
+# of qe.sh and cp2k.sh.
 
 # apps_options ARGS...: the options of qe.sh and cp2k.sh (--build, --pairs,
 # --np, --out, --control, --help; see their --help) into build, pairs, np,
@@ -63,6 +63,51 @@ apps_launcher() {
 	[[ $1 == piano ]] && cmd+=("$build/piano-run")
 	[[ $1 == preload ]] && cmd+=(env "LD_PRELOAD=$preload_lib${LD_PRELOAD:+:$LD_PRELOAD}")
 	return 0
+}
+
+# apps_run_pairs NAME DONE PROGRAM ARGS...: the run loop of qe.sh and
+# cp2k.sh. For each pair, each variant in the pair's order runs PROGRAM
+# ARGS in $work under apps_launcher, its output in $work/NAME-VARIANT-PAIR.out;
+# a run counts when it exits 0 and its output holds the line DONE (a grep
+# pattern). The script defines results FILE (the lines every run must
+# share with the first one, the first native run), row FILE (the CSV's
+# three times, comma-separated) and total FILE (the time shown per run),
+# and may define before_run (called before each run). Appends
+# "variant,pair,row,match" to $csv; a failed run or one whose results
+# differ sets failed=1 and leaves its output in $out.
+# shellcheck disable=SC2154,SC2034 # work, out and csv are the script's; failed is read by it
+apps_run_pairs() {
+	local name=$1 done=$2
+	shift 2
+	local ref="" i v log status match
+	for ((i = 1; i <= pairs; i++)); do
+		apps_order "$i"
+		for v in "${order[@]}"; do
+			log=$work/$name-$v-$i.out
+			apps_launcher "$v"
+			cmd+=("$@")
+			if declare -F before_run >/dev/null; then before_run; fi
+			status=0
+			(cd "$work" && "${cmd[@]}" </dev/null) >"$log" 2>&1 || status=$?
+			if ((status)) || ! grep -q "$done" "$log"; then
+				echo "$name.sh: $v run $i failed (output: $out/$name-$v-$i.out)" >&2
+				cp "$log" "$out/"
+				failed=1
+				continue
+			fi
+			results "$log" >"$log.results"
+			[[ -n $ref ]] || ref=$log.results
+			match=yes
+			if [[ ! -s $log.results ]] || ! cmp -s "$ref" "$log.results"; then
+				match=no
+				failed=1
+				cp "$log" "$out/"
+				echo "$name.sh: $v run $i: results differ from the first native run" >&2
+			fi
+			echo "$v,$i,$(row "$log"),$match" >>"$csv"
+			printf '%s %-7s run %d: %s s\n' "$name" "$v" "$i" "$(total "$log")" >&2
+		done
+	done
 }
 
 # apps_summary CSV NP TITLE LABEL1 LABEL2 LABEL3 WHAT RESULTS: the summary

@@ -128,35 +128,12 @@ timing() {
 	awk -v n="$2" -v f="$3" '/T I M I N G/ { t = 1 } t && $1 == n && NF == 7 { print $f; exit }' "$1"
 }
 
+# For apps_run_pairs: the CSV's three times, the time shown per run.
+row() { echo "$(timing "$1" CP2K 7),$(timing "$1" grid_integrate_task_list 5),$(timing "$1" dbcsr_multiply_generic 7)"; }
+total() { echo "total $(timing "$1" CP2K 7)"; }
+
 failed=0
-ref=""
-for ((i = 1; i <= pairs; i++)); do
-	apps_order "$i"
-	for v in "${order[@]}"; do
-		log=$work/cp2k-$v-$i.out
-		apps_launcher "$v"
-		cmd+=(cp2k.psmp -i h2o32.inp)
-		status=0
-		(cd "$work" && "${cmd[@]}" </dev/null) >"$log" 2>&1 || status=$?
-		if ((status)) || ! grep -q 'PROGRAM ENDED' "$log"; then
-			echo "cp2k.sh: $v run $i failed (output: $out/cp2k-$v-$i.out)" >&2
-			cp "$log" "$out/"
-			failed=1
-			continue
-		fi
-		results "$log" >"$log.results"
-		[[ -n $ref ]] || ref=$log.results
-		match=yes
-		if [[ ! -s $log.results ]] || ! cmp -s "$ref" "$log.results"; then
-			match=no
-			failed=1
-			cp "$log" "$out/"
-			echo "cp2k.sh: $v run $i: results differ from the first native run" >&2
-		fi
-		echo "$v,$i,$(timing "$log" CP2K 7),$(timing "$log" grid_integrate_task_list 5),$(timing "$log" dbcsr_multiply_generic 7),$match" >>"$csv"
-		printf 'cp2k %-7s run %d: total %s s\n' "$v" "$i" "$(timing "$log" CP2K 7)" >&2
-	done
-done
+apps_run_pairs cp2k 'PROGRAM ENDED' cp2k.psmp -i h2o32.inp
 
 apps_summary "$csv" "$np" "CP2K (32 H2O, Quickstep energy and forces)" "total" "grid_integrate (self)" "dbcsr_multiply" "total time" "energy, forces" | tee "$txt"
 echo "cp2k.sh: results in $out" >&2

@@ -101,36 +101,14 @@ wall() {
 	awk -v l="$2" '$1 == l && $2 == ":" { for (i = 3; i <= NF; i++) if ($i ~ /WALL/) { sub(/s$/, "", $(i-1)); print $(i-1); exit } }' "$1"
 }
 
+# For apps_run_pairs: the CSV's three times, the time shown per run.
+row() { echo "$(wall "$1" PWSCF),$(wall "$1" fft_scatt_yz),$(wall "$1" fft_scatt_xy)"; }
+total() { echo "wall $(wall "$1" PWSCF)"; }
+# pw.x's scratch directory: each run starts from nothing.
+before_run() { rm -rf "$work/tmp"; }
+
 failed=0
-ref=""
-for ((i = 1; i <= pairs; i++)); do
-	apps_order "$i"
-	for v in "${order[@]}"; do
-		log=$work/qe-$v-$i.out
-		apps_launcher "$v"
-		cmd+=(pw.x -in si8.in)
-		rm -rf "$work/tmp"
-		status=0
-		(cd "$work" && "${cmd[@]}" </dev/null) >"$log" 2>&1 || status=$?
-		if ((status)) || ! grep -q 'JOB DONE' "$log"; then
-			echo "qe.sh: $v run $i failed (output: $out/qe-$v-$i.out)" >&2
-			cp "$log" "$out/"
-			failed=1
-			continue
-		fi
-		results "$log" >"$log.results"
-		[[ -n $ref ]] || ref=$log.results
-		match=yes
-		if [[ ! -s $log.results ]] || ! cmp -s "$ref" "$log.results"; then
-			match=no
-			failed=1
-			cp "$log" "$out/"
-			echo "qe.sh: $v run $i: results differ from the first native run" >&2
-		fi
-		echo "$v,$i,$(wall "$log" PWSCF),$(wall "$log" fft_scatt_yz),$(wall "$log" fft_scatt_xy),$match" >>"$csv"
-		printf 'qe %-7s run %d: wall %s s\n' "$v" "$i" "$(wall "$log" PWSCF)" >&2
-	done
-done
+apps_run_pairs qe 'JOB DONE' pw.x -in si8.in
 
 apps_summary "$csv" "$np" "Quantum ESPRESSO pw.x (Si8 scf)" "wall" "fft_scatt_yz" "fft_scatt_xy" "wall time" "energy, forces, stress" | tee "$txt"
 echo "qe.sh: results in $out" >&2
