@@ -105,6 +105,25 @@ int bm_opts_arg(struct bm_opts *o, int argc, char **argv, int *i, char *err, siz
 		o->bind = 1;
 		return 1;
 	}
+	if (o->can_level && !strcmp(a, "--thread-level")) {
+		static const struct {
+			const char *name;
+			int level;
+		} levels[] = { { "single", MPI_THREAD_SINGLE },
+			       { "funneled", MPI_THREAD_FUNNELED },
+			       { "serialized", MPI_THREAD_SERIALIZED },
+			       { "multiple", MPI_THREAD_MULTIPLE } };
+		const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+		for (size_t k = 0; v && k < sizeof levels / sizeof levels[0]; k++)
+			if (!strcmp(v, levels[k].name)) {
+				o->thread_level = levels[k].level;
+				(*i)++;
+				return 1;
+			}
+		snprintf(err, errlen,
+		         "--thread-level needs single, funneled, serialized or multiple");
+		return -1;
+	}
 	if (!strcmp(a, "--label")) {
 		const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
 		if (!v || !*v || strpbrk(v, ",\"\n")) {

@@ -79,6 +79,11 @@ static void print_common_usage(FILE *f, const struct bm_opts *o)
 	      "  --csv            CSV with a header row (bench,label,mpi,...) instead of the table\n"
 	      "  --label NAME     variant label (default $PIANO_BENCH_LABEL, else \"unlabelled\")\n",
 	      f);
+	if (o->can_level)
+		fprintf(f,
+		        "  --thread-level L single, funneled, serialized or multiple: what\n"
+		        "                   MPI_Init_thread asks for (default %s)\n",
+		        o->thread_level == MPI_THREAD_SINGLE ? "single" : "multiple");
 	if (o->can_bind)
 		fputs("  --bind           bind the main thread of rank r to the r-th CPU it may use\n"
 		      "                   (after MPI_Init: the threads of the MPI and of piano keep\n"

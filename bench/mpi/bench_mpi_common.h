@@ -145,8 +145,11 @@ struct bm_opts {
 	const char *label; /* --label, else $PIANO_BENCH_LABEL, else "unlabelled" */
 	/* The level bm_init asks for: MPI_THREAD_MULTIPLE unless the program
 	 * sets another (most applications call plain MPI_Init, and the level
-	 * changes what every MPI call costs). */
+	 * changes what every MPI call costs). --thread-level chooses it in the
+	 * programs that set can_level (the others start threads that call
+	 * MPI). */
 	int thread_level;
+	int can_level;
 };
 
 /* Sets the defaults of *o. */

@@ -81,6 +81,7 @@ static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t e
 {
 	memset(o, 0, sizeof *o);
 	bm_opts_init(&o->c);
+	o->c.can_level = 1;
 	o->warmup = -1;
 	o->max_time = 3;
 	if (bm_opts_parse(&o->c, argc, argv, latency_arg, o, err, errlen))

@@ -49,9 +49,7 @@ static const char usage_text[] =
         "  --laps N             ring laps per sample (default 2000; --quick 500)\n"
         "  --ring-bytes N       size of the ring's token (default 8)\n"
         "  --phases N           random-access phases per sample (default 200; --quick 50)\n"
-        "  --batch N            updates each rank sends per phase (default 64)\n"
-        "  --thread-level L     single (default), funneled, serialized or multiple: what\n"
-        "                       MPI_Init_thread asks for\n";
+        "  --batch N            updates each rank sends per phase (default 64)\n";
 
 enum { K_RING = 1, K_RANDOM = 2 };
 
@@ -82,19 +80,6 @@ static enum bm_arg smallmsg_arg(void *prog, const char *a, const char *v)
 		}
 		return o->kernels ? BM_ARG_VALUE : BM_ARG_BAD;
 	}
-	if (!strcmp(a, "--thread-level")) {
-		if (!strcmp(v, "single"))
-			o->c.thread_level = MPI_THREAD_SINGLE;
-		else if (!strcmp(v, "funneled"))
-			o->c.thread_level = MPI_THREAD_FUNNELED;
-		else if (!strcmp(v, "serialized"))
-			o->c.thread_level = MPI_THREAD_SERIALIZED;
-		else if (!strcmp(v, "multiple"))
-			o->c.thread_level = MPI_THREAD_MULTIPLE;
-		else
-			return BM_ARG_BAD;
-		return BM_ARG_VALUE;
-	}
 	struct {
 		const char *name;
 		long *val;
@@ -124,6 +109,7 @@ static int parse_args(int argc, char **argv, struct opts *o, char *err, size_t e
 	memset(o, 0, sizeof *o);
 	bm_opts_init(&o->c);
 	o->c.thread_level = MPI_THREAD_SINGLE;
+	o->c.can_level = 1;
 	o->kernels = K_RING | K_RANDOM;
 	o->ring_bytes = 8;
 	o->batch = 64;
