@@ -50,15 +50,16 @@ struct piano_engine {
 	int has_timer;
 	/* timer.c, PIANO_TIMER_MODE=demand: the timerfd the timer thread
 	 * reads (-1 otherwise), the holds, whether the timerfd is armed and
-	 * with which interval (written under timer_lock; `timer_armed` read
-	 * lock-free as a hint), and what predicts a hold's length (written by
-	 * the threads that take the count from 0 and back). */
+	 * with which interval (written under timer_lock; `timer_armed` and
+	 * `timer_rescue` read lock-free by the holds' fast paths, timer.c
+	 * says how), and what predicts a hold's length (written by the
+	 * threads that take the count from 0 and back). */
 	int timer_fd;
 	_Atomic long timer_holds; /* PIANO_TIMER_PREDICTED holds */
 	_Atomic long timer_sure;  /* the others */
 	pthread_mutex_t timer_lock;
 	_Atomic int timer_armed;
-	int timer_rescue; /* armed as a one-shot rescue (timer.c), under timer_lock */
+	_Atomic int timer_rescue; /* armed as a one-shot rescue (timer.c) */
 	uint64_t timer_interval_ns;
 	_Atomic uint64_t timer_hold_start;
 	_Atomic int timer_short_streak;

@@ -23,9 +23,12 @@
  * with the period when one is not, unless a predicted hold was predicted
  * short). Every transition is followed by such a
  * locked update that reads the count after the transition, so the last
- * update reflects the final count, whatever the interleaving. The timer
- * thread changes the interval (back-off) under the same lock, only while
- * armed.
+ * update reflects the final count, whatever the interleaving, with two
+ * exceptions that take no lock: a predicted hold that finds the timer
+ * armed already (a seq_cst pair with the disarms, hold_first()), and the
+ * release of a predicted hold while a rescue is pending (left to expire,
+ * hold_last()). The timer thread changes the interval (back-off) under
+ * the same lock, only while armed.
  */
 #include "timer.h"
 #include "park.h"
@@ -117,6 +120,26 @@ static void rescue_back_off(struct piano_engine *e)
 		atomic_store_explicit(&e->timer_rescue_shift, shift + 1, memory_order_relaxed);
 }
 
+/* Whether a hold is taken. seq_cst: after a disarm's seq_cst store of
+ * `timer_armed`, the other half of the pair with hold_first()'s fast path. */
+static bool held_now(struct piano_engine *e)
+{
+	return atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
+}
+
+/* Under timer_lock. Relaxed: its lock-free reader (hold_last()) only skips
+ * a call that would have changed nothing, or at worst leaves one expiry to
+ * the thread's own check of the holds. */
+static void rescue_set(struct piano_engine *e, int on)
+{
+	atomic_store_explicit(&e->timer_rescue, on, memory_order_relaxed);
+}
+
+static bool rescue_pending(struct piano_engine *e)
+{
+	return atomic_load_explicit(&e->timer_rescue, memory_order_relaxed);
+}
+
 /* Under timer_lock: disarmed when no hold is taken; armed with the period
  * when one is and `may_arm` (demand mode with a timer thread only:
  * timer_fd >= 0). A rescue (timer_rescue) counts as not armed for a hold
@@ -131,16 +154,22 @@ static void timer_update(struct piano_engine *e, bool may_arm)
 		pthread_mutex_unlock(&e->timer_lock);
 		return;
 	}
-	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
+	bool held = held_now(e);
 	bool armed = atomic_load_explicit(&e->timer_armed, memory_order_relaxed);
-	if (held && (!armed || e->timer_rescue) && may_arm) {
+	if (held && (!armed || rescue_pending(e)) && may_arm) {
 		e->timer_interval_ns = (uint64_t)e->cfg.timer_period_us * 1000u;
 		timer_set(e, e->timer_interval_ns);
-		e->timer_rescue = 0;
+		rescue_set(e, 0);
 		atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
-	} else if (!held && armed && !e->timer_rescue) {
-		timer_set(e, 0);
-		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+	} else if (!held && armed && !rescue_pending(e)) {
+		/* seq_cst store, then the holds again: a hold that began since
+		 * and saw the timer armed took no lock (hold_first()), and the
+		 * ticks stay for it. */
+		atomic_store(&e->timer_armed, 0);
+		if (held_now(e))
+			atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
+		else
+			timer_set(e, 0);
 	}
 	pthread_mutex_unlock(&e->timer_lock);
 }
@@ -156,24 +185,32 @@ static bool rescue_expired(struct piano_engine *e, uint64_t period)
 {
 	bool tick = false;
 	pthread_mutex_lock(&e->timer_lock);
-	if (!e->timer_rescue) {
+	if (!rescue_pending(e)) {
 		pthread_mutex_unlock(&e->timer_lock);
 		return false;
 	}
-	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
+	bool held = held_now(e);
 	uint64_t age = sys_now_ns() -
 	               atomic_load_explicit(&e->timer_hold_start, memory_order_relaxed);
 	if (!held) {
-		e->timer_rescue = 0; /* a one-shot that expired: nothing to disarm */
-		atomic_store_explicit(&e->timer_armed, 0, memory_order_relaxed);
+		rescue_set(e, 0); /* a one-shot that expired: nothing to disarm */
 		rescue_back_off(e);
+		/* seq_cst store, then the holds again: a hold that began since
+		 * and saw the rescue armed took no lock (hold_first()); it gets
+		 * a rescue of its own. */
+		atomic_store(&e->timer_armed, 0);
+		if (held_now(e)) {
+			timer_set_once(e, rescue_ns(e, period));
+			rescue_set(e, 1);
+			atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
+		}
 	} else if (age < period) {
 		rescue_back_off(e);
 		timer_set_once(e, rescue_ns(e, period) - age);
 	} else {
 		atomic_store_explicit(&e->timer_short_streak, 0, memory_order_relaxed);
 		atomic_store_explicit(&e->timer_rescue_shift, 0, memory_order_relaxed);
-		e->timer_rescue = 0;
+		rescue_set(e, 0);
 		e->timer_interval_ns = period;
 		timer_set(e, period);
 		tick = true;
@@ -358,13 +395,22 @@ static void hold_first(struct piano_engine *e)
 	}
 	/* Predicted short: no periodic arming, but a rescue expiry some
 	 * periods on, unless the timer is armed (or a rescue pending)
-	 * already: a hold predicted short that lasts gets its ticks, late. */
+	 * already: a hold predicted short that lasts gets its ticks, late.
+	 * Armed already is the common case (a rescue outlives the short
+	 * holds of up to 64 periods), and it takes no lock: the caller's
+	 * seq_cst CAS on the count, then this seq_cst load, against the
+	 * disarms' seq_cst store of `timer_armed` followed by a seq_cst read
+	 * of the counts (timer_update(), rescue_expired()): either this
+	 * load sees the timer disarmed and arms it under the lock, or the
+	 * disarm sees this hold and keeps the timer armed for it. */
+	if (atomic_load(&e->timer_armed))
+		return;
 	pthread_mutex_lock(&e->timer_lock);
-	bool held = atomic_load(&e->timer_holds) > 0 || atomic_load(&e->timer_sure) > 0;
+	bool held = held_now(e);
 	if (e->timer_fd >= 0 && !engine_stopping(e) && held &&
 	    !atomic_load_explicit(&e->timer_armed, memory_order_relaxed)) {
 		timer_set_once(e, rescue_ns(e, (uint64_t)e->cfg.timer_period_us * 1000u));
-		e->timer_rescue = 1;
+		rescue_set(e, 1);
 		atomic_store_explicit(&e->timer_armed, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&e->timer_lock);
@@ -384,7 +430,10 @@ static void hold_last(struct piano_engine *e)
 		atomic_store_explicit(&e->timer_short_streak, 0, memory_order_relaxed);
 		atomic_store_explicit(&e->timer_rescue_shift, 0, memory_order_relaxed);
 	}
-	if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed))
+	/* A pending rescue is left to expire (timer_update() would leave it
+	 * too): no lock. Read stale, the rescue turned into ticks meanwhile
+	 * stops at its next expiry (timer_demand_loop() finds no hold). */
+	if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed) && !rescue_pending(e))
 		timer_update(e, false);
 }
 
@@ -439,7 +488,7 @@ PIANO_API int piano_timer_renew(void)
 	atomic_store(&e->timer_renewed, 1);
 	if (e->timer_fd < 0)
 		park_wake(e); /* queues mode: the timer naps on the park sequence */
-	else if (!engine_stopping(e) && !e->timer_rescue &&
+	else if (!engine_stopping(e) && !rescue_pending(e) &&
 	         atomic_load_explicit(&e->timer_armed, memory_order_relaxed) &&
 	         e->timer_interval_ns != period) {
 		e->timer_interval_ns = period;
