@@ -20,6 +20,7 @@
 #include "overdue.h"
 #include "preload.h"
 #include "progress.h"
+#include "report.h"
 #include "report_out.h"
 #include "settings.h"
 #include "track.h"
@@ -74,6 +75,7 @@ static bool coll_auto_asked;
 static const char *coll_auto_why =
         "piano was set up after MPI_Init, where the ranks could not agree";
 _Atomic int pmpi_ready;
+_Atomic int pmpi_post_plain;
 
 /* The layer's table, registered before any of its settings is read. */
 static int register_settings(void)
@@ -509,6 +511,10 @@ static void setup(int real)
 	report_open(); /* without a report when it cannot, as it said */
 	pmpi_g.ready = 1;
 	atomic_store_explicit(&pmpi_ready, 1, memory_order_release);
+	int plain = report_on || pmpi_g.stats || offload_enabled ? PMPI_POST_FULL
+	            : pmpi_g.threaded                            ? PMPI_POST_PLAIN_TRACKING
+	                                                         : PMPI_POST_PLAIN_ALL;
+	atomic_store_explicit(&pmpi_post_plain, plain, memory_order_release);
 }
 
 /*
@@ -993,6 +999,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		/* Stop and drain the engine first: after PMPI_Finalize no ltask
 		 * may call MPI. Requests still pending are completed by
 		 * PMPI_Finalize itself as the standard requires. */
+		atomic_store_explicit(&pmpi_post_plain, PMPI_POST_FULL, memory_order_relaxed);
 		offload_shutdown();
 		fileio_shutdown();
 		watch_shutdown();

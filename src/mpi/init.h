@@ -19,4 +19,13 @@ static inline void pmpi_ensure(void)
 		pmpi_ensure_slow();
 }
 
+/* Set-up's verdict for the posts (post_plain(), p2p.c): FULL while set-up
+ * has not run or at finalization, or where something watches every post
+ * (an overlap report, PIANO_STATS, offload); PLAIN_TRACKING: an eager post
+ * goes straight to the MPI, a larger one is tracked; PLAIN_ALL: no
+ * background progress, every post goes straight to the MPI. Released after
+ * pmpi_ready. */
+enum { PMPI_POST_FULL, PMPI_POST_PLAIN_TRACKING, PMPI_POST_PLAIN_ALL };
+extern _Atomic int pmpi_post_plain;
+
 #endif
