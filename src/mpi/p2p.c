@@ -29,13 +29,17 @@ enum post_mode { POST_ACTIVE, POST_PERSISTENT, POST_OFFLOADED };
  * (report.h), and tracked when the message may need the peer's cooperation
  * (larger than the eager limit; a persistent one when started). A request
  * of a send queued for offload is piano's own, never tracked. `site` is the
- * application's call site (REPORT_SITE() in the exported function).
+ * application's call site (REPORT_SITE() in the exported function);
+ * `known` the message's size in bytes if the caller found it in the type
+ * cache, else -1.
  */
 static int posted_slow(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
-                       enum post_mode mode, int kind, const void *site)
+                       enum post_mode mode, int kind, const void *site, long known)
 {
-	long bytes = -1;
-	bool eager = pmpi_type_bytes(count, dt, &bytes) == 0 && bytes <= pmpi_g.eager_limit;
+	long bytes = known;
+	bool eager = bytes >= 0 ? bytes <= pmpi_g.eager_limit
+	                        : pmpi_type_bytes(count, dt, &bytes) == 0 &&
+	                                  bytes <= pmpi_g.eager_limit;
 	if (pmpi_g.threaded && mode != POST_OFFLOADED) {
 		if (eager) {
 			/* Counted for PIANO_STATS only: a locked increment on every
@@ -59,23 +63,35 @@ static int posted_slow(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *re
 	return rc;
 }
 
+/* The size in bytes of count elements of a cached predefined type, else
+ * -1 (a type not cached, or a count the cache's arithmetic does not
+ * cover). */
+static inline long post_cached_bytes(MPI_Count count, MPI_Datatype dt)
+{
+	int size = pmpi_type_cached(dt);
+	/* count * size without overflow: both are below 2^31 here. */
+	if (size < 0 || count < 0 || count > INT_MAX)
+		return -1;
+	return (long)count * size;
+}
+
 /* Inline, the case of most calls: a small message of a cached predefined
  * type, nothing to track or record (an eager receive or send, in a code
  * made of many of them, costs the MPI a few hundred instructions: the
  * call and frame of posted_slow() would add a tenth). */
-static inline int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *req,
-                         enum post_mode mode, int kind, const void *site)
+static inline __attribute__((always_inline)) int posted(int rc, MPI_Count count, MPI_Datatype dt,
+                                                        MPI_Request *req, enum post_mode mode,
+                                                        int kind, const void *site, long known)
 {
 	if (rc != MPI_SUCCESS || ((!pmpi_g.threaded || mode == POST_OFFLOADED) && !report_on))
 		return rc;
 	if (mode == POST_ACTIVE && !report_on && !pmpi_g.stats) {
-		int size = pmpi_type_cached(dt);
-		/* count * size without overflow: both are below 2^31 here. */
-		if (size >= 0 && count >= 0 && count <= INT_MAX &&
-		    (long)count * size <= pmpi_g.eager_limit)
+		if (known < 0)
+			known = post_cached_bytes(count, dt);
+		if (known >= 0 && known <= pmpi_g.eager_limit)
 			return rc;
 	}
-	return posted_slow(rc, count, dt, req, mode, kind, site);
+	return posted_slow(rc, count, dt, req, mode, kind, site, known);
 }
 
 /*
@@ -88,18 +104,18 @@ static inline int posted(int rc, MPI_Count count, MPI_Datatype dt, MPI_Request *
  * cached takes the full path, which asks after a successful call. The
  * exported function then holds only the gate's flag across the MPI's call
  * (the full path kept six registers and the arguments: 56 instructions of
- * an eager MPI_Isend, a sixth of what the MPI itself does).
+ * an eager MPI_Isend, a sixth of what the MPI itself does). `*known`: the
+ * size found, for the full path, else -1.
  */
-static inline bool post_plain(MPI_Count count, MPI_Datatype dt)
+static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
 {
+	*known = -1;
 	/* Acquire, partner: set-up's release store after pmpi_ready's. */
 	int plain = atomic_load_explicit(&pmpi_post_plain, memory_order_acquire);
 	if (plain != PMPI_POST_PLAIN_TRACKING)
 		return plain == PMPI_POST_PLAIN_ALL;
-	int size = pmpi_type_cached(dt);
-	/* count * size without overflow: both are below 2^31 here. */
-	return size >= 0 && count >= 0 && count <= INT_MAX &&
-	       (long)count * size <= pmpi_g.eager_limit;
+	*known = post_cached_bytes(count, dt);
+	return *known >= 0 && *known <= pmpi_g.eager_limit;
 }
 
 /* Every call in both forms (BOTH_FORMS, base.h): a program that uses the
@@ -116,47 +132,49 @@ static inline bool post_plain(MPI_Count count, MPI_Datatype dt)
  * A send goes behind the sends queued for offload (offload_flush,
  * offload.h); receives and the persistent inits send nothing and wait for
  * nothing. */
-#define STARTS(sfx, C, name, ARGS, NAMES, mode, flush, kind)                                \
-	static __attribute__((noinline)) int name##_full##sfx(ARGS(C), MPI_Request *req,    \
-	                                                      const void *site)             \
-	{                                                                                   \
-		PMPI_APP_SCOPE();                                                           \
-		pmpi_ensure();                                                              \
-		if (flush)                                                                  \
-			offload_flush();                                                    \
-		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind,   \
-		              site);                                                        \
-	}                                                                                   \
-	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                          \
-	{                                                                                   \
-		if (mode == POST_ACTIVE && post_plain(count, dt)) {                         \
-			PMPI_APP_SCOPE();                                                   \
-			return PMPI_##name##sfx(NAMES(), req);                              \
-		}                                                                           \
-		return name##_full##sfx(NAMES(), req, REPORT_SITE());                       \
+#define STARTS(sfx, C, name, ARGS, NAMES, mode, flush, kind)                                    \
+	static __attribute__((noinline)) int name##_full##sfx(ARGS(C), MPI_Request *req,        \
+	                                                      const void *site, long known)     \
+	{                                                                                       \
+		PMPI_APP_SCOPE();                                                               \
+		pmpi_ensure();                                                                  \
+		if (flush)                                                                      \
+			offload_flush();                                                        \
+		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind, site, \
+		              known);                                                           \
+	}                                                                                       \
+	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                              \
+	{                                                                                       \
+		long known = -1;                                                                \
+		if (mode == POST_ACTIVE && post_plain(count, dt, &known)) {                     \
+			PMPI_APP_SCOPE();                                                       \
+			return PMPI_##name##sfx(NAMES(), req);                                  \
+		}                                                                               \
+		return name##_full##sfx(NAMES(), req, REPORT_SITE(), known);                    \
 	}
 
 /* MPI_Isend: deferred when offload takes it. */
 #define ISEND(sfx, C, unused)                                                                    \
 	static __attribute__((noinline)) int isend_full##sfx(SEND_ARGS(C), MPI_Request *req,     \
-	                                                     const void *site)                   \
+	                                                     const void *site, long known)       \
 	{                                                                                        \
 		PMPI_APP_SCOPE();                                                                \
 		pmpi_ensure();                                                                   \
 		if (offload_isend(SEND_NAMES(), sizeof(C) > sizeof(int), req))                   \
 			return posted(MPI_SUCCESS, count, dt, req, POST_OFFLOADED, REPORT_ISEND, \
-			              site);                                                     \
+			              site, known);                                              \
 		offload_flush();                                                                 \
 		return posted(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, POST_ACTIVE,   \
-		              REPORT_ISEND, site);                                               \
+		              REPORT_ISEND, site, known);                                        \
 	}                                                                                        \
 	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                           \
 	{                                                                                        \
-		if (post_plain(count, dt)) {                                                     \
+		long known;                                                                      \
+		if (post_plain(count, dt, &known)) {                                             \
 			PMPI_APP_SCOPE();                                                        \
 			return PMPI_Isend##sfx(SEND_NAMES(), req);                               \
 		}                                                                                \
-		return isend_full##sfx(SEND_NAMES(), req, REPORT_SITE());                        \
+		return isend_full##sfx(SEND_NAMES(), req, REPORT_SITE(), known);                 \
 	}
 
 BOTH_FORMS(ISEND, -)
@@ -292,18 +310,18 @@ BOTH_FORMS(RECV, -)
 		offload_flush();          \
 		return PMPI_##name ARGS;  \
 	}
-#define SENDS(sfx, C, unused)                                                                \
-	FLUSHED(Ssend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                  \
-	FLUSHED(Bsend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                  \
-	FLUSHED(Rsend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                  \
-	FLUSHED(Sendrecv##sfx,                                                               \
+#define SENDS(sfx, C, unused)                                                                  \
+	FLUSHED(Ssend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                    \
+	FLUSHED(Bsend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                    \
+	FLUSHED(Rsend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                    \
+	FLUSHED(Sendrecv##sfx,                                                                 \
 	        (const void *sbuf, C scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, \
-	         C rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm,               \
-	         MPI_Status *status),                                                        \
-	        (sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, status))  \
-	FLUSHED(Sendrecv_replace##sfx,                                                       \
-	        (void *buf, C count, MPI_Datatype dt, int dest, int stag, int src, int rtag, \
-	         MPI_Comm comm, MPI_Status *status),                                         \
+	         C rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm,                 \
+	         MPI_Status *status),                                                          \
+	        (sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, status))   \
+	FLUSHED(Sendrecv_replace##sfx,                                                         \
+	        (void *buf, C count, MPI_Datatype dt, int dest, int stag, int src, int rtag,   \
+	         MPI_Comm comm, MPI_Status *status),                                           \
 	        (buf, count, dt, dest, stag, src, rtag, comm, status))
 BOTH_FORMS(SENDS, -)
 FLUSHED(Probe, (int src, int tag, MPI_Comm comm, MPI_Status *status), (src, tag, comm, status))
@@ -311,8 +329,7 @@ FLUSHED(Iprobe, (int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
         (src, tag, comm, flag, status))
 FLUSHED(Mprobe, (int src, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status),
         (src, tag, comm, msg, status))
-FLUSHED(Improbe,
-        (int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status),
+FLUSHED(Improbe, (int src, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status),
         (src, tag, comm, flag, msg, status))
 /* A queued send holds its communicator and datatype, which the application
  * may free while the send is pending. */
