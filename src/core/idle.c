@@ -35,6 +35,12 @@ static atomic_flag warned_boost = ATOMIC_FLAG_INIT;
 /* A pause overshooting its length by this much means the core was busy. */
 #define IDLE_STARVED_NS 200000u
 
+/* The pause of a thread whose last pause found its core busy: a sleep, so
+ * that it is not runnable there meanwhile, doubling while the core stays
+ * busy, up to the limit. */
+#define IDLE_STARVED_NAP_US 4000
+#define IDLE_STARVED_NAP_MAX_US 64000
+
 struct idle_thread {
 	struct piano_engine *e;
 	hwloc_obj_t obj;
@@ -136,6 +142,7 @@ static void *idle_main(void *arg)
 	p.idle_thread = idle_can_boost(e);
 	p.rescue_tid = sys_gettid();
 	bool starved = false;
+	long nap_us = 0; /* the last starved pause (IDLE_STARVED_NAP_US) */
 	uint64_t quiet_since = 0; /* start of the current run of rounds without work */
 	for (uint64_t r = 0; !engine_stopping(e); r++) {
 		/* Acquire is not needed: nothing is published with the state. */
@@ -175,8 +182,21 @@ static void *idle_main(void *arg)
 		 * kernel's scheduler kept picking the yielding SCHED_IDLE thread
 		 * over the runnable computation for seconds; a thread with other
 		 * CPUs leaves instead (idle_leave_cpu). Sleeps end it, at the cost
-		 * of a slower reaction, so only after IDLE_QUIET_NS without work. */
-		pause_us(e, us, it->single && t0 - quiet_since > IDLE_QUIET_NS);
+		 * of a slower reaction, so only after IDLE_QUIET_NS without work.
+		 * Starved, a thread that kept yielding stayed runnable beside the
+		 * computations, and the scheduler still gave it a slice every ~20
+		 * ms (LAMMPS peptide, 2 ranks on 2 cores: ~600 slices of ~50 µs
+		 * per rank in 11 s, each a preemption of a rank's computation):
+		 * asleep it is not runnable, and finds out at its next wake-up
+		 * whether a core is free (core.idle_starved). */
+		if (starved) {
+			nap_us = nap_us ? (nap_us * 2 < IDLE_STARVED_NAP_MAX_US ? nap_us * 2
+			                                                         : IDLE_STARVED_NAP_MAX_US)
+			                : IDLE_STARVED_NAP_US;
+			us = nap_us;
+		} else
+			nap_us = 0;
+		pause_us(e, us, starved || (it->single && t0 - quiet_since > IDLE_QUIET_NS));
 		bool was_starved = starved;
 		starved = sys_now_ns() - t0 > (uint64_t)us * 1000u + IDLE_STARVED_NS;
 		/* Once: starved again where it went, every CPU is busy, and
