@@ -10,6 +10,7 @@
 #ifndef PIANO_COLL_ALGO_H
 #define PIANO_COLL_ALGO_H
 
+#include "hidden.h"
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,8 +64,8 @@ int coll_bruck_allgather(struct coll_op *op, const struct coll_block_layout *min
                          const struct coll_block_layout *recv, size_t block);
 /* PIANO_COLL_BRUCK_MAX (bytes per block, 0: never) and
  * PIANO_COLL_BRUCK_MIN_RANKS (coll_tune()). */
-extern long coll_bruck_max;
-extern int coll_bruck_min_ranks;
+extern PIANO_HIDDEN long coll_bruck_max;
+extern PIANO_HIDDEN int coll_bruck_min_ranks;
 
 /* send.base MPI_IN_PLACE (with uniform blocks only): the blocks are recv's. */
 int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm comm,
@@ -123,15 +124,15 @@ struct coll_tuning {
 };
 void coll_tune(const struct coll_tuning *t);
 /* coll_tune()'s values (coll_tree.c): read-only once a collective ran. */
-extern long coll_redscat_min, coll_node_segment;
-extern bool coll_world_one_node;
-extern int coll_cache_max;
+extern PIANO_HIDDEN long coll_redscat_min, coll_node_segment;
+extern PIANO_HIDDEN bool coll_world_one_node;
+extern PIANO_HIDDEN int coll_cache_max;
 /* Segments (exchange steps, for the all-to-all) in flight per role and
  * peer (PIANO_COLL_WINDOW; 0: no bound). */
-extern int coll_window;
-extern long coll_bcast_scatter_min;
-extern int coll_bcast_scatter_min_ranks;
-extern bool coll_bcast_scatter_node;
+extern PIANO_HIDDEN int coll_window;
+extern PIANO_HIDDEN long coll_bcast_scatter_min;
+extern PIANO_HIDDEN int coll_bcast_scatter_min_ranks;
+extern PIANO_HIDDEN bool coll_bcast_scatter_node;
 
 /* Binomial tree of `size` ranks rooted at virtual rank 0 (coll_tree.c):
  * vr's parent (-1 for the root) and its children, the largest subtree

@@ -37,6 +37,7 @@
 #ifndef PIANO_COLL_OP_H
 #define PIANO_COLL_OP_H
 
+#include "hidden.h"
 #include "coll_algo.h"
 
 #include <mpi.h>
@@ -165,7 +166,7 @@ int coll_mpi_error(int piano_rc);
  * graph collective (for the completion calls, which then drive graphs
  * from the caller's thread); false at once when there is none. */
 bool coll_op_among_slow(const MPI_Request *reqs, int n);
-extern _Atomic long coll_op_nlive;
+extern PIANO_HIDDEN _Atomic long coll_op_nlive;
 /* Inline: every completion call of the application asks, and most
  * processes have no graph collective running. Relaxed: a hint; a request
  * the caller holds was registered before the caller got it. */

@@ -35,6 +35,7 @@
 #ifndef PIANO_COLL_PERSIST_H
 #define PIANO_COLL_PERSIST_H
 
+#include "hidden.h"
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -71,7 +72,7 @@ bool coll_persist_start(MPI_Request *req, int *rc);
  * of line, the call and its frame were 20 instructions of every
  * MPI_Test). */
 bool coll_persist_among_slow(const MPI_Request *reqs, int n);
-extern _Atomic long coll_persist_nhandles;
+extern PIANO_HIDDEN _Atomic long coll_persist_nhandles;
 static inline bool coll_persist_among(const MPI_Request *reqs, int n)
 {
 	return atomic_load_explicit(&coll_persist_nhandles, memory_order_relaxed) &&

@@ -29,7 +29,7 @@ long pmpi_setting(const char *name, int *source)
 	return pmpi_setting_text(name, NULL, 0, source);
 }
 
-struct pmpi_type_slot pmpi_type_cache[PMPI_TYPE_SLOTS]; /* base.h */
+struct pmpi_type_slot pmpi_type_cache[PMPI_TYPE_SLOTS + PMPI_TYPE_PROBES - 1]; /* base.h */
 
 void pmpi_type_cache_setup(void)
 {
@@ -48,7 +48,7 @@ void pmpi_type_cache_setup(void)
 		if (PMPI_Type_size(types[t], &size) != MPI_SUCCESS || size <= 0)
 			continue;
 		unsigned i = pmpi_type_slot(types[t]);
-		for (int k = 0; k < PMPI_TYPE_PROBES; k++, i = (i + 1) % PMPI_TYPE_SLOTS) {
+		for (int k = 0; k < PMPI_TYPE_PROBES; k++, i++) {
 			if (pmpi_type_cache[i].size == 0) {
 				pmpi_type_cache[i].dt = types[t];
 				pmpi_type_cache[i].size = size;

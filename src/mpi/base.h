@@ -18,6 +18,7 @@
 #ifndef PIANO_MPI_BASE_H
 #define PIANO_MPI_BASE_H
 
+#include "hidden.h"
 #include <mpi.h>
 #include <piano/piano.h>
 
@@ -79,7 +80,7 @@ struct pmpi_state {
 
 /* Written by set-up (init.c) under its lock before `ready` is published;
  * the counters and `finalizing` by anyone, atomically. */
-extern struct pmpi_state pmpi_g;
+extern PIANO_HIDDEN struct pmpi_state pmpi_g;
 
 /* A registered setting of either layer (live after piano_init, from the
  * environment before); `source` (PIANO_SOURCE_*) may be NULL; a text
@@ -128,7 +129,11 @@ struct pmpi_type_slot {
 	MPI_Datatype dt;
 	int size;
 };
-extern struct pmpi_type_slot pmpi_type_cache[PMPI_TYPE_SLOTS];
+/* The probes of the last slots run on into PMPI_TYPE_PROBES - 1 more
+ * instead of wrapping: a probe is then a pointer step, and the inline
+ * lookup needs no register the MPI call's arguments hold nor a saved one
+ * (with a slot index and a probe count, an eager MPI_Irecv saved four). */
+extern PIANO_HIDDEN struct pmpi_type_slot pmpi_type_cache[PMPI_TYPE_SLOTS + PMPI_TYPE_PROBES - 1];
 
 static inline unsigned pmpi_type_slot(MPI_Datatype dt)
 {
@@ -141,11 +146,10 @@ static inline unsigned pmpi_type_slot(MPI_Datatype dt)
 /* The size of a cached predefined type, or -1. */
 static inline int pmpi_type_cached(MPI_Datatype dt)
 {
-	unsigned i = pmpi_type_slot(dt);
-	for (int k = 0; k < PMPI_TYPE_PROBES && pmpi_type_cache[i].size;
-	     k++, i = (i + 1) % PMPI_TYPE_SLOTS)
-		if (pmpi_type_cache[i].dt == dt)
-			return pmpi_type_cache[i].size;
+	const struct pmpi_type_slot *p = &pmpi_type_cache[pmpi_type_slot(dt)];
+	for (const struct pmpi_type_slot *end = p + PMPI_TYPE_PROBES; p != end && p->size; p++)
+		if (p->dt == dt)
+			return p->size;
 	return -1;
 }
 

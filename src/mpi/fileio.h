@@ -23,6 +23,7 @@
 #ifndef PIANO_MPI_FILEIO_H
 #define PIANO_MPI_FILEIO_H
 
+#include "hidden.h"
 #include "base.h"
 
 /* Whether piano runs the transfers (PIANO_MPI_FILE=piano, background
@@ -60,7 +61,7 @@ void fileio_flush(MPI_File fh, bool collectives);
 void fileio_wait(const MPI_Request *reqs, int n);
 /* Transfers queued or made whose request is not yet completed (fileio.c):
  * while there are none, fileio_wait() returns at once. */
-extern _Atomic long fileio_live;
+extern PIANO_HIDDEN _Atomic long fileio_live;
 
 /* At MPI_Finalize, before the engine stops: every queued transfer made and
  * every request completed. */

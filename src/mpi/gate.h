@@ -11,6 +11,7 @@
 #ifndef PIANO_MPI_GATE_H
 #define PIANO_MPI_GATE_H
 
+#include "hidden.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -35,7 +36,7 @@ void gate_open(void);
  * all (gate.c: the engine's membarrier() is the other half).
  */
 enum { GATE_BG_OFF, GATE_BG_ON, GATE_BG_DRAIN };
-extern _Atomic int gate_app_in, gate_bg;
+extern PIANO_HIDDEN _Atomic int gate_app_in, gate_bg;
 void gate_app_fenced(void);
 
 static inline void gate_app_close(void)

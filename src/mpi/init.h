@@ -3,12 +3,13 @@
 #ifndef PIANO_MPI_INIT_H
 #define PIANO_MPI_INIT_H
 
+#include "hidden.h"
 #include <stdatomic.h>
 
 /* Sets piano up if MPI is initialised and piano is not yet (library loaded
  * or linked after MPI_Init). Every wrapper calls it first: inline, one
  * load when ready. */
-extern _Atomic int pmpi_ready;
+extern PIANO_HIDDEN _Atomic int pmpi_ready;
 void pmpi_ensure_slow(void);
 
 static inline void pmpi_ensure(void)
@@ -26,6 +27,6 @@ static inline void pmpi_ensure(void)
  * background progress, every post goes straight to the MPI. Released after
  * pmpi_ready. */
 enum { PMPI_POST_FULL, PMPI_POST_PLAIN_TRACKING, PMPI_POST_PLAIN_ALL };
-extern _Atomic int pmpi_post_plain;
+extern PIANO_HIDDEN _Atomic int pmpi_post_plain;
 
 #endif

@@ -23,6 +23,7 @@
 #ifndef PIANO_MPI_OFFLOAD_H
 #define PIANO_MPI_OFFLOAD_H
 
+#include "hidden.h"
 #include "base.h"
 
 /* Set-up (PIANO_OFFLOAD read; the ltask created) and shutdown (the queue
@@ -35,7 +36,7 @@ void offload_shutdown(void);
  * deferred: offload on, eager size, a valid destination other than
  * MPI_PROC_NULL; then *req is the generalized request and the result is
  * true. False: the caller posts it (after offload_flush()). */
-extern int offload_enabled;
+extern PIANO_HIDDEN int offload_enabled;
 bool offload_isend_slow(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
                         MPI_Comm comm, bool large, MPI_Request *req);
 static inline bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
@@ -46,7 +47,7 @@ static inline bool offload_isend(const void *buf, MPI_Count count, MPI_Datatype 
 }
 
 /* Posts every queued send in the calling thread, in order. */
-extern _Atomic long offload_queued_n;
+extern PIANO_HIDDEN _Atomic long offload_queued_n;
 void offload_flush_slow(void);
 static inline void offload_flush(void)
 {
@@ -68,7 +69,7 @@ struct offload_swap {
 	void **recs; /* recs[i]: the record of a swapped G, else NULL */
 	int n;
 };
-extern _Atomic long offload_live_n;
+extern PIANO_HIDDEN _Atomic long offload_live_n;
 MPI_Request *offload_swap_slow(MPI_Request *reqs, int n, struct offload_swap *s);
 static inline MPI_Request *offload_swap(MPI_Request *reqs, int n, struct offload_swap *s)
 {

@@ -102,8 +102,8 @@ static inline __attribute__((always_inline)) int posted(int rc, MPI_Count count,
  * MPI's call, from the cache of predefined types alone, so that nothing
  * asks the MPI about a datatype before the MPI has checked it: a type not
  * cached takes the full path, which asks after a successful call. The
- * exported function then holds only the gate's flag across the MPI's call
- * (the full path kept six registers and the arguments: 56 instructions of
+ * exported function then keeps nothing across the MPI's call (SERIAL_WRAP;
+ * the full path kept six registers and the arguments: 56 instructions of
  * an eager MPI_Isend, a sixth of what the MPI itself does). `*known`: the
  * size found, for the full path, else -1.
  */
@@ -146,11 +146,9 @@ static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
 	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                              \
 	{                                                                                       \
 		long known = -1;                                                                \
-		if (mode == POST_ACTIVE && post_plain(count, dt, &known)) {                     \
-			PMPI_APP_SCOPE();                                                       \
-			return PMPI_##name##sfx(NAMES(), req);                                  \
-		}                                                                               \
-		return name##_full##sfx(NAMES(), req, REPORT_SITE(), known);                    \
+		if (mode != POST_ACTIVE || !post_plain(count, dt, &known))                      \
+			return name##_full##sfx(NAMES(), req, REPORT_SITE(), known);            \
+		SERIAL_WRAP(PMPI_##name##sfx(NAMES(), req));                                \
 	}
 
 /* MPI_Isend: deferred when offload takes it. */
@@ -170,11 +168,9 @@ static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
 	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                           \
 	{                                                                                        \
 		long known;                                                                      \
-		if (post_plain(count, dt, &known)) {                                             \
-			PMPI_APP_SCOPE();                                                        \
-			return PMPI_Isend##sfx(SEND_NAMES(), req);                               \
-		}                                                                                \
-		return isend_full##sfx(SEND_NAMES(), req, REPORT_SITE(), known);                 \
+		if (!post_plain(count, dt, &known))                                              \
+			return isend_full##sfx(SEND_NAMES(), req, REPORT_SITE(), known);         \
+		SERIAL_WRAP(PMPI_Isend##sfx(SEND_NAMES(), req));                             \
 	}
 
 BOTH_FORMS(ISEND, -)

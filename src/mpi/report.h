@@ -17,6 +17,7 @@
 #ifndef PIANO_MPI_REPORT_H
 #define PIANO_MPI_REPORT_H
 
+#include "hidden.h"
 #include "base.h"
 
 /* The kinds of operation a row of the report counts. The names
@@ -94,7 +95,7 @@ enum report_by {
 };
 
 /* Whether the report records (read-only after set-up). */
-extern int report_on;
+extern PIANO_HIDDEN int report_on;
 
 /* Set-up from PIANO_REPORT (init.c, under its lock): 0, or -1 after a
  * message when the tables cannot be had (the job then runs unrecorded). */

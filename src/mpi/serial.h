@@ -20,6 +20,10 @@
  * names win at link time. */
 #define SERIAL_EXPORT __attribute__((weak, visibility("default")))
 
+/* The generated wrappers' body, and the plain path of the layer's own
+ * once set-up is done (pmpi_g.serial then fixed): unlike PMPI_APP_SCOPE(),
+ * nothing is kept in a register across the MPI's call, and outside
+ * serialized mode it is a tail call. */
 #define SERIAL_WRAP(call)              \
 	do {                           \
 		if (!pmpi_g.serial)    \

@@ -7,6 +7,7 @@
 #ifndef PIANO_MPI_TRACK_H
 #define PIANO_MPI_TRACK_H
 
+#include "hidden.h"
 #include "base.h"
 
 /* Records a request the engine must keep progressing; persistent requests
@@ -64,7 +65,7 @@ long track_active(void);
  * Zero: no completion call can complete a request piano knows, and none
  * needs to copy its handles or ask the table (a process whose large
  * transfers are over pays for none of its small ones). */
-extern _Atomic long track_entries;
+extern PIANO_HIDDEN _Atomic long track_entries;
 static inline bool track_any(void)
 {
 	return atomic_load_explicit(&track_entries, memory_order_relaxed) != 0;

@@ -8,6 +8,7 @@
 #ifndef PIANO_MPI_WAITERS_H
 #define PIANO_MPI_WAITERS_H
 
+#include "hidden.h"
 #include "base.h"
 
 enum waitop_kind { WAIT_ONE, WAIT_ANY, WAIT_SOME, WAIT_ALL };
@@ -56,7 +57,7 @@ void waiters_leave(bool native);
 #define WAITERS_NATIVE (1u << 16)
 /* Threads in blocking completion calls (low half) and those of them
  * waiting natively (high half): waiters.c. */
-extern _Atomic unsigned waiters_word;
+extern PIANO_HIDDEN _Atomic unsigned waiters_word;
 
 static inline void waiters_serial_enter(void)
 {

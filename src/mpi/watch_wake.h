@@ -7,6 +7,7 @@
 #ifndef PIANO_MPI_WATCH_WAKE_H
 #define PIANO_MPI_WATCH_WAKE_H
 
+#include "hidden.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -25,20 +26,20 @@ bool watch_wake_write(void);
  * because nothing a round can help is pending (watch.c, "Quiet"); cleared
  * by watch_nudge_slow() (which then writes the pipe) or by the watcher
  * when poll() returns. */
-extern _Atomic int watch_quiet_flag;
+extern PIANO_HIDDEN _Atomic int watch_quiet_flag;
 void watch_nudge_slow(void);
 /* Set by the watcher while it rests (watch.c, "Rest"): it then wakes only
  * for what needs its rounds, a delegated wait, or a graph collective when
  * the timer does not tick for it (watch_rest_awaited()); cleared by
  * whoever writes the pipe for it (progress_kick()) or by the watcher when
  * poll() returns. */
-extern _Atomic int watch_rest_flag;
+extern PIANO_HIDDEN _Atomic int watch_rest_flag;
 /* The timer ticks at least every WATCH_GRAPH_TICK_US while a graph runs
  * (it has a thread and a period no longer): a graph then needs no watcher
  * round, and a resting watcher stays at rest for it. Written once by
  * watch_setup() (relaxed). */
 #define WATCH_GRAPH_TICK_US 10000
-extern _Atomic bool watch_graphs_ticked;
+extern PIANO_HIDDEN _Atomic bool watch_graphs_ticked;
 
 /* Something a watcher round can help became pending (a tracked operation,
  * a delegated wait, a graph): wakes the watcher if it is quiet. The fence
