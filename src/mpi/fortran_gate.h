@@ -20,16 +20,21 @@
 #include <stddef.h>
 
 /* The MPI's procedure `real` (a profiling twin piano never defines, weak:
- * a C program does not load the Fortran library), called with the gate
- * closed; without the library (never, for a program that calls the
- * binding), an error in ierr (NULL: an f08 ierror left out). */
-#define FGATE(real, name, ierr, ...)                   \
-	do {                                           \
-		PMPI_APP_SCOPE();                      \
-		if (real)                              \
-			real(__VA_ARGS__);             \
-		else                                   \
-			fgate_missing((name), (ierr)); \
+ * a C program does not load the Fortran library), called as SERIAL_WRAP
+ * calls the MPI (these procedures give piano's threads nothing: with the
+ * gate off they skip it); without the library (never, for a program that
+ * calls the binding), an error in ierr (NULL: an f08 ierror left out). */
+#define FGATE(real, name, ierr, ...)                          \
+	do {                                                  \
+		if (!(real)) {                                \
+			fgate_missing((name), (ierr));        \
+		} else if (!pmpi_g.serial || gate_app_idle()) { \
+			real(__VA_ARGS__);                    \
+		} else {                                      \
+			gate_app_close();                     \
+			real(__VA_ARGS__);                    \
+			gate_app_open();                      \
+		}                                             \
 	} while (0)
 
 /* The four manglings of the mpif.h name, the ompi_*_f function that Open

@@ -36,9 +36,7 @@
 #include "base.h"
 #include "sys.h"
 
-#include <linux/membarrier.h>
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /*
@@ -64,70 +62,61 @@ _Atomic int gate_app_in; /* serialized mode: application threads in an MPI call 
 static inline bool armed(void) { return GATE_ARMED || pmpi_g.serial; }
 
 /*
- * Serialized mode's fast path. While no piano thread can make a background
- * call (`gate_bg` is GATE_BG_OFF: nothing in flight), an application call closes the
- * gate with a plain store and no fence: the engine, before it makes
- * background calls again, sets GATE_BG_ON and runs membarrier(), which puts a
- * full barrier in every thread of the process (an asymmetric Dekker pair:
- * an application thread that read GATE_BG_OFF made its store to gate_app_in before
- * that read, so the engine's later read of gate_app_in sees it, and a thread that
- * reads after the barrier sees GATE_BG_ON and takes the fenced path). Turning it
- * off (gate_quiet()) goes through GATE_BG_DRAIN: the fenced path stays until no
- * background call is inside, and an entrant that finds `gate_bg` not GATE_BG_ON after
- * its increment backs out. Transitions under bg_lock; without membarrier
- * (an old kernel, a filter) `gate_bg` stays GATE_BG_ON: always the fenced path.
+ * Serialized mode's gate word (gate.h). Piano's threads enter only while it
+ * is GATE_BG_ON; an application thread turns it on (gate_app_busy()) from
+ * inside a gated call once it has published work for them, so that a piano
+ * thread that reads it on also reads the application's store to
+ * gate_app_in made before and backs out until that call is over; the
+ * application's next calls see it on and take the fenced path. Turning it
+ * off (gate_quiet()) goes through GATE_BG_DRAIN: the fenced path stays
+ * until no background call is inside, and an entrant that finds `gate_bg`
+ * not GATE_BG_ON after its increment backs out. Transitions under bg_lock.
  */
 _Atomic int gate_bg = GATE_BG_ON;
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
-/* membarrier registered (gate_serial_setup) and still working; under bg_lock */
-static bool bg_barrier;
 /* PIANO_STATS only (relaxed: they only count): turns to GATE_BG_ON, under
- * bg_lock; application calls that took the fenced path. */
-static _Atomic unsigned long long activations, fenced_calls;
+ * bg_lock; application calls that closed the gate, and that took the
+ * fenced path. */
+static _Atomic unsigned long long activations, closed_calls, fenced_calls;
 
-static bool heavy_barrier(void)
-{
-	return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
+void gate_serial_setup(void) { gate_quiet(NULL); }
 
-void gate_serial_setup(void)
+void gate_app_busy(void)
 {
 	if (!pmpi_g.serial)
 		return;
-	bool ok = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	/* StoreLoad, Dekker pair with gate_quiet()'s fence: the caller's work
+	 * was published before; either the engine, turning the gate off, sees
+	 * it and keeps the gate on, or we see its GATE_BG_DRAIN or GATE_BG_OFF
+	 * here and turn it back on. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&gate_bg, memory_order_relaxed) == GATE_BG_ON)
+		return;
 	pthread_mutex_lock(&bg_lock);
-	bg_barrier = ok;
-	pthread_mutex_unlock(&bg_lock);
-	gate_quiet();
-}
-
-/* Before a background call in serialized mode: GATE_BG_ON, with the barrier. */
-static void bg_activate(void)
-{
-	pthread_mutex_lock(&bg_lock);
-	if (atomic_load(&gate_bg) == GATE_BG_OFF) {
-		atomic_store(&gate_bg, GATE_BG_ON); /* seq_cst */
-		if (pmpi_g.stats)
-			atomic_fetch_add_explicit(&activations, 1, memory_order_relaxed);
-		if (!heavy_barrier()) {
-			/* Cannot tell the application threads: they keep the
-			 * fenced path from now on, which is always correct. */
-			bg_barrier = false;
-		}
-	}
+	/* Release (seq_cst), partner: the entrant's load of gate_bg: our
+	 * caller's store to gate_app_in is seen with it. */
+	atomic_store(&gate_bg, GATE_BG_ON);
+	if (pmpi_g.stats)
+		atomic_fetch_add_explicit(&activations, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&bg_lock);
 }
 
-void gate_quiet(void)
+void gate_quiet(bool (*left)(void))
 {
 	if (!pmpi_g.serial)
 		return;
 	pthread_mutex_lock(&bg_lock);
-	if (bg_barrier && atomic_load(&gate_bg) == GATE_BG_ON) {
+	if (atomic_load(&gate_bg) == GATE_BG_ON) {
 		atomic_store(&gate_bg, GATE_BG_DRAIN); /* seq_cst: pairs with the entrant's re-check */
 		while (atomic_load(&inside))
 			sys_yield();
-		atomic_store(&gate_bg, GATE_BG_OFF);
+		/* The pair of gate_app_busy()'s fence: work published before a
+		 * busy() that read GATE_BG_ON is seen here. */
+		atomic_thread_fence(memory_order_seq_cst);
+		/* seq_cst store (so release, partner: gate_app_idle()'s acquire):
+		 * the background calls that left happen before the
+		 * application's calls that skip the gate. */
+		atomic_store(&gate_bg, left && left() ? GATE_BG_ON : GATE_BG_OFF);
 	}
 	pthread_mutex_unlock(&bg_lock);
 }
@@ -199,8 +188,9 @@ static bool enter(void)
 	}
 	if (atomic_load_explicit(&gate_app_in, memory_order_relaxed))
 		return false;
-	if (pmpi_g.serial && atomic_load(&gate_bg) != GATE_BG_ON)
-		bg_activate();
+	/* Off: nothing the application gave us to progress (gate.h). */
+	if (pmpi_g.serial && atomic_load_explicit(&gate_bg, memory_order_relaxed) != GATE_BG_ON)
+		return false;
 	/* seq_cst: Dekker pair with gate_close(); the fence pairs with the one
 	 * in gate_app_close() and with gate_quiet()'s GATE_BG_DRAIN. */
 	atomic_fetch_add(&inside, 1);
@@ -284,9 +274,12 @@ void gate_app_fenced(void)
 		atomic_fetch_add_explicit(&fenced_calls, 1, memory_order_relaxed);
 }
 
+void gate_count_closed(void) { atomic_fetch_add_explicit(&closed_calls, 1, memory_order_relaxed); }
+
 void gate_stats(struct gate_stats *out)
 {
 	out->activations = atomic_load_explicit(&activations, memory_order_relaxed);
+	out->closed_calls = atomic_load_explicit(&closed_calls, memory_order_relaxed);
 	out->fenced_calls = atomic_load_explicit(&fenced_calls, memory_order_relaxed);
 }
 

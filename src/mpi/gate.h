@@ -11,6 +11,7 @@
 #ifndef PIANO_MPI_GATE_H
 #define PIANO_MPI_GATE_H
 
+#include "base.h"
 #include "hidden.h"
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -32,12 +33,21 @@ void gate_open(void);
  * a load and a store update it, and only the outermost call of a nesting (a
  * wrapper calling another) pays the fence. On the hot path of every MPI call
  * a locked read-modify-write cost more than the MPI's own work (it waits for
- * the store buffer to drain). While `gate_bg` is GATE_BG_OFF no fence at
- * all (gate.c: the engine's membarrier() is the other half).
+ * the store buffer to drain).
+ *
+ * `gate_bg` says whether piano's threads may call at all. GATE_BG_OFF: no
+ * piano thread is inside and none enters until an application thread turns
+ * it GATE_BG_ON (gate_app_busy(), when it has given piano's threads
+ * something to progress); the engine turns it off again when nothing is
+ * left (gate_quiet(), through GATE_BG_DRAIN). While it is off an
+ * application call needs no fence, and a call that gives piano's threads
+ * nothing (gate_app_idle(): SERIAL_WRAP) skips the gate altogether.
  */
 enum { GATE_BG_OFF, GATE_BG_ON, GATE_BG_DRAIN };
 extern PIANO_HIDDEN _Atomic int gate_app_in, gate_bg;
 void gate_app_fenced(void);
+/* PIANO_STATS: an application call closed the gate (outermost only). */
+void gate_count_closed(void);
 
 static inline void gate_app_close(void)
 {
@@ -45,9 +55,12 @@ static inline void gate_app_close(void)
 	atomic_store_explicit(&gate_app_in, n + 1, memory_order_relaxed);
 	if (n)
 		return;
-	/* The store stays before the load in program order (the compiler's);
-	 * membarrier() on the engine's side orders them for the CPU. */
-	atomic_signal_fence(memory_order_seq_cst);
+	if (pmpi_g.stats)
+		gate_count_closed();
+	/* Off: only this application (this call, or one ordered before it by
+	 * the application) turns it on, and a piano thread that then reads it
+	 * on also reads our store, made before (gate_app_busy()'s release).
+	 * Anything else: the fenced path, the Dekker pair with gate_enter(). */
 	if (atomic_load_explicit(&gate_bg, memory_order_relaxed) != GATE_BG_OFF)
 		gate_app_fenced();
 }
@@ -59,19 +72,36 @@ static inline void gate_app_open(void)
 	 * happens before the next background call. */
 	atomic_store_explicit(&gate_app_in, n - 1, memory_order_release);
 }
-/* Serialized mode: set-up, once piano's threads may run (registers
- * membarrier), and the engine's word that no background call will come
- * until the next gate_enter(): application calls then close the gate
- * without a fence. */
+
+/* Whether an application call that gives piano's threads nothing may skip
+ * the gate: no piano thread is inside or can enter before this application
+ * turns the gate on. Acquire, partner: gate_quiet()'s store, made after
+ * the last background call left (its acquire load of `inside`): that call
+ * happens before ours. */
+static inline bool gate_app_idle(void)
+{
+	return atomic_load_explicit(&gate_bg, memory_order_acquire) == GATE_BG_OFF;
+}
+
+/* Serialized mode, an application thread inside a gated call (never a
+ * piano thread), after it published something for piano's threads to
+ * progress (a tracked request, a delegated wait, a started graph, a queued
+ * send): turns the gate on. */
+void gate_app_busy(void);
+/* Serialized mode: set-up, once piano's threads may run; and the engine's
+ * word that nothing is left for its threads: the gate turns off unless
+ * left() (progress_pending()), asked once no background call is inside,
+ * says otherwise. */
 void gate_serial_setup(void);
-void gate_quiet(void);
+void gate_quiet(bool (*left)(void));
 /* Serialized mode: whether application calls take the fenced path now (a
  * hint, read relaxed). */
 bool gate_fenced(void);
-/* Serialized mode, PIANO_STATS: how often the engine turned the fenced
- * path on, and how many application calls took it. */
+/* Serialized mode, PIANO_STATS: how often the application turned the gate
+ * on, how many application calls closed it (the others skipped it) and how
+ * many of those took the fenced path. */
 struct gate_stats {
-	unsigned long long activations, fenced_calls;
+	unsigned long long activations, closed_calls, fenced_calls;
 };
 void gate_stats(struct gate_stats *out);
 

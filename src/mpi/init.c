@@ -920,9 +920,9 @@ static void print_stats(void)
 		struct gate_stats gs;
 		gate_stats(&gs);
 		fprintf(stderr,
-		        "# piano-mpi rank %d: serialized mode: fenced path turned on %llu times, "
-		        "%llu application calls fenced\n",
-		        rank, gs.activations, gs.fenced_calls);
+		        "# piano-mpi rank %d: serialized mode: gate turned on %llu times, %llu "
+		        "application calls through it, %llu of them fenced\n",
+		        rank, gs.activations, gs.closed_calls, gs.fenced_calls);
 	}
 	print_thread_cpu(rank);
 	if (pmpi_g.watching) {

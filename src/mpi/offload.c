@@ -456,6 +456,7 @@ bool offload_isend_slow(const void *buf, MPI_Count count, MPI_Datatype dt, int d
 	pthread_mutex_unlock(&queue_lock);
 	atomic_fetch_add_explicit(&n_deferred, 1, memory_order_relaxed);
 	*req = o->g;
+	gate_app_busy(); /* the task's calls need the gate on */
 	offload_kick();
 	return true;
 }

@@ -297,14 +297,25 @@ BOTH_FORMS(RECV, -)
  * Calls piano intercepts only so that the sends queued for offload go
  * first (offload.h): the other sends (MPI's non-overtaking rule) and the
  * blocking and probing calls (their wait may depend on a queued send).
+ * With set-up done and nothing queued (the acquire of offload_flush()),
+ * the MPI's call as serialized mode's generated wrappers make it.
  */
-#define FLUSHED(name, PARAMS, ARGS)       \
-	PMPI_EXPORT int MPI_##name PARAMS \
-	{                                 \
-		PMPI_APP_SCOPE();         \
-		pmpi_ensure();            \
-		offload_flush();          \
-		return PMPI_##name ARGS;  \
+#define FLUSHED(name, PARAMS, ARGS)                                                            \
+	static __attribute__((noinline)) int name##_flushed PARAMS                             \
+	{                                                                                      \
+		PMPI_APP_SCOPE();                                                              \
+		pmpi_ensure();                                                                 \
+		offload_flush();                                                               \
+		return PMPI_##name ARGS;                                                       \
+	}                                                                                      \
+	PMPI_EXPORT int MPI_##name PARAMS                                                      \
+	{                                                                                      \
+		if (__builtin_expect(!atomic_load_explicit(&pmpi_ready, memory_order_acquire) || \
+		                             atomic_load_explicit(&offload_queued_n,           \
+		                                                  memory_order_acquire),       \
+		                     0))                                                       \
+			return name##_flushed ARGS;                                            \
+		SERIAL_WRAP(PMPI_##name ARGS);                                                 \
 	}
 #define SENDS(sfx, C, unused)                                                                  \
 	FLUSHED(Ssend##sfx, (SEND_ARGS(C)), (SEND_NAMES()))                                    \

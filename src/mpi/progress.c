@@ -121,7 +121,7 @@ static unsigned progress_fn(void *arg)
 		return work;
 	/* Nothing in flight: application calls need no fence until the next
 	 * background call (serialized mode). */
-	gate_quiet();
+	gate_quiet(progress_pending);
 	piano_ltask_complete(piano_ltask_current());
 	return work;
 }
@@ -130,6 +130,8 @@ void progress_kick(void)
 {
 	if (!pmpi_g.threaded)
 		return;
+	/* Before the task may run: its calls need the gate on. */
+	gate_app_busy();
 	/* Whatever kicks the task also needs the socket watcher listening. */
 	watch_nudge();
 	/* A resting watcher wakes only for a delegated wait or a graph, which

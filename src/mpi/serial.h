@@ -21,17 +21,20 @@
 #define SERIAL_EXPORT __attribute__((weak, visibility("default")))
 
 /* The generated wrappers' body, and the plain path of the layer's own
- * once set-up is done (pmpi_g.serial then fixed): unlike PMPI_APP_SCOPE(),
- * nothing is kept in a register across the MPI's call, and outside
- * serialized mode it is a tail call. */
-#define SERIAL_WRAP(call)              \
-	do {                           \
-		if (!pmpi_g.serial)    \
-			return call;   \
-		gate_app_close();      \
-		int serial_rc_ = call; \
-		gate_app_open();       \
-		return serial_rc_;     \
+ * once set-up is done (pmpi_g.serial then fixed): calls that give piano's
+ * threads nothing to progress. While the gate is off (gate_app_idle()) no
+ * piano thread calls the MPI, and none will before an application call
+ * turns it on, so the call goes to the MPI directly, a tail call, as it
+ * does outside serialized mode. Otherwise inside the gate, with nothing
+ * kept in a register across the MPI's call (unlike PMPI_APP_SCOPE()). */
+#define SERIAL_WRAP(call)                                  \
+	do {                                               \
+		if (!pmpi_g.serial || gate_app_idle())     \
+			return call;                       \
+		gate_app_close();                          \
+		int serial_rc_ = call;                     \
+		gate_app_open();                           \
+		return serial_rc_;                         \
 	} while (0)
 
 /* The closing is remembered in the scope's variable: MPI_Init_thread

@@ -133,6 +133,7 @@
 #include "gate.h"
 #include "graph_list.h"
 #include "mpi_sock.h"
+#include "progress.h"
 #include "report.h"
 #include "retire.h"
 #include "sys.h"
@@ -549,7 +550,7 @@ static int block_unconnected(int timeout_ms)
 	if (r > 0)
 		watch_wake_drain();
 	else if (r == 0 && gate_fenced() && !needed())
-		gate_quiet();
+		gate_quiet(progress_pending);
 	stats.unconnected++;
 	return 0;
 }
@@ -638,7 +639,7 @@ static int watch_block(void *arg, int timeout_ms)
 		 * serialized mode's application calls on the fenced path, and
 		 * no progress task may come to take them off it (gate_quiet(),
 		 * gate.c). */
-		gate_quiet();
+		gate_quiet(progress_pending);
 	}
 	if (r < 0 || (r == 0 && !follow))
 		return 0;
