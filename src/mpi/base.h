@@ -137,10 +137,14 @@ extern PIANO_HIDDEN struct pmpi_type_slot pmpi_type_cache[PMPI_TYPE_SLOTS + PMPI
 
 static inline unsigned pmpi_type_slot(MPI_Datatype dt)
 {
-	uint64_t h = (uint64_t)(uintptr_t)dt;
-	h ^= h >> 17;
-	h *= 0x9e3779b97f4a7c15u;
-	return (unsigned)(h >> 56) % PMPI_TYPE_SLOTS;
+	/* 32-bit arithmetic: the multiplier is then an immediate, and the
+	 * inline lookup needs no register beyond the call's own scratch ones
+	 * (Open MPI's handles are addresses 8-aligned objects apart, MPICH's
+	 * small integers: both mix within the low 32 bits). */
+	uint64_t x = (uint64_t)(uintptr_t)dt;
+	uint32_t h = (uint32_t)(x ^ (x >> 17));
+	h *= 0x9e3779b1u;
+	return (h >> 24) % PMPI_TYPE_SLOTS;
 }
 
 /* The size of a cached predefined type, or -1. */

@@ -95,28 +95,58 @@ static inline __attribute__((always_inline)) int posted(int rc, MPI_Count count,
 }
 
 /*
- * Whether a post goes to the MPI with nothing around it but the gate of
- * serialized mode: set-up found nothing that watches posts (pmpi_post_plain:
- * no overlap report, no statistics, no offload) and the message is eager,
- * or nothing is ever tracked (no background progress). Decided before the
- * MPI's call, from the cache of predefined types alone, so that nothing
- * asks the MPI about a datatype before the MPI has checked it: a type not
- * cached takes the full path, which asks after a successful call. The
- * exported function then keeps nothing across the MPI's call (SERIAL_WRAP;
- * the full path kept six registers and the arguments: 56 instructions of
- * an eager MPI_Isend, a sixth of what the MPI itself does). `*known`: the
- * size found, for the full path, else -1.
+ * How a post goes to the MPI (set-up's verdict, pmpi_post_plain, and the
+ * message's size). POST_PLAIN: with nothing around it but serialized mode's
+ * gate: set-up found nothing that watches posts (no overlap report, no
+ * statistics, no offload) and the message is eager, or nothing is ever
+ * tracked (no background progress). Decided before the MPI's call, from the
+ * cache of predefined types alone, so that nothing asks the MPI about a
+ * datatype before the MPI has checked it: a type not cached takes the full
+ * path, which asks after a successful call. POST_TRACKED: the full path, in
+ * a process where nothing watches posts (no call site to record: the
+ * exported function then tail-calls it with its own arguments). POST_FULL:
+ * the full path with the call site. The exported function keeps nothing
+ * across the MPI's call and, with the gated call out of line, sets up no
+ * frame on the plain path (the full path inline kept six registers and the
+ * arguments: 56 instructions of an eager MPI_Isend, a sixth of what the MPI
+ * itself does).
  */
-static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
+enum post_way { POST_PLAIN, POST_TRACKED, POST_FULL };
+static inline enum post_way post_way(MPI_Count count, MPI_Datatype dt)
 {
-	*known = -1;
 	/* Acquire, partner: set-up's release store after pmpi_ready's. */
 	int plain = atomic_load_explicit(&pmpi_post_plain, memory_order_acquire);
-	if (plain != PMPI_POST_PLAIN_TRACKING)
-		return plain == PMPI_POST_PLAIN_ALL;
-	*known = post_cached_bytes(count, dt);
-	return *known >= 0 && *known <= pmpi_g.eager_limit;
+	if (plain == PMPI_POST_PLAIN_TRACKING) {
+		long bytes = post_cached_bytes(count, dt);
+		return bytes >= 0 && bytes <= pmpi_g.eager_limit ? POST_PLAIN : POST_TRACKED;
+	}
+	return plain == PMPI_POST_PLAIN_ALL ? POST_PLAIN : POST_FULL;
 }
+
+/* A plain post with the gate on (SERIAL_WRAP's second half), out of line
+ * (see post_way()). */
+#define POST_GATED(fn, PARAMS, call)                   \
+	static __attribute__((noinline)) int fn PARAMS \
+	{                                              \
+		gate_app_close();                      \
+		int rc_ = call;                        \
+		gate_app_open();                       \
+		return rc_;                            \
+	}
+
+/* The exported post: `full` is the full path (arguments, request, site,
+ * size or -1), `tracked` the same without a site, `gated` POST_GATED's. */
+#define POST_CALL(way, NAMES, full, tracked, gated, call)                 \
+	do {                                                              \
+		enum post_way way_ = (way);                               \
+		if (__builtin_expect(way_ == POST_TRACKED, 0))            \
+			return tracked(NAMES, req);                       \
+		if (__builtin_expect(way_ == POST_FULL, 0))               \
+			return full(NAMES, req, REPORT_SITE(), -1);       \
+		if (!pmpi_g.serial || gate_app_idle())                    \
+			return call;                                      \
+		return gated(NAMES, req);                                 \
+	} while (0)
 
 /* Every call in both forms (BOTH_FORMS, base.h): a program that uses the
  * _c ones, or Fortran 2008 procedures that call them, is tracked the same
@@ -133,6 +163,7 @@ static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
  * offload.h); receives and the persistent inits send nothing and wait for
  * nothing. */
 #define STARTS(sfx, C, name, ARGS, NAMES, mode, flush, kind)                                    \
+	POST_GATED(name##_gated##sfx, (ARGS(C), MPI_Request *req), PMPI_##name##sfx(NAMES(), req))  \
 	static __attribute__((noinline)) int name##_full##sfx(ARGS(C), MPI_Request *req,        \
 	                                                      const void *site, long known)     \
 	{                                                                                       \
@@ -143,16 +174,20 @@ static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
 		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind, site, \
 		              known);                                                           \
 	}                                                                                       \
+	static __attribute__((noinline)) int name##_tracked##sfx(ARGS(C), MPI_Request *req)     \
+	{                                                                                       \
+		return name##_full##sfx(NAMES(), req, NULL, -1);                                \
+	}                                                                                       \
 	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                              \
 	{                                                                                       \
-		long known = -1;                                                                \
-		if (mode != POST_ACTIVE || !post_plain(count, dt, &known))                      \
-			return name##_full##sfx(NAMES(), req, REPORT_SITE(), known);            \
-		SERIAL_WRAP(PMPI_##name##sfx(NAMES(), req));                                \
+		POST_CALL(mode == POST_ACTIVE ? post_way(count, dt) : POST_FULL, NAMES(),       \
+		          name##_full##sfx, name##_tracked##sfx, name##_gated##sfx,             \
+		          PMPI_##name##sfx(NAMES(), req));                                      \
 	}
 
 /* MPI_Isend: deferred when offload takes it. */
 #define ISEND(sfx, C, unused)                                                                    \
+	POST_GATED(isend_gated##sfx, (SEND_ARGS(C), MPI_Request *req), PMPI_Isend##sfx(SEND_NAMES(), req)) \
 	static __attribute__((noinline)) int isend_full##sfx(SEND_ARGS(C), MPI_Request *req,     \
 	                                                     const void *site, long known)       \
 	{                                                                                        \
@@ -165,12 +200,14 @@ static inline bool post_plain(MPI_Count count, MPI_Datatype dt, long *known)
 		return posted(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, POST_ACTIVE,   \
 		              REPORT_ISEND, site, known);                                        \
 	}                                                                                        \
+	static __attribute__((noinline)) int isend_tracked##sfx(SEND_ARGS(C), MPI_Request *req)  \
+	{                                                                                        \
+		return isend_full##sfx(SEND_NAMES(), req, NULL, -1);                             \
+	}                                                                                        \
 	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                           \
 	{                                                                                        \
-		long known;                                                                      \
-		if (!post_plain(count, dt, &known))                                              \
-			return isend_full##sfx(SEND_NAMES(), req, REPORT_SITE(), known);         \
-		SERIAL_WRAP(PMPI_Isend##sfx(SEND_NAMES(), req));                             \
+		POST_CALL(post_way(count, dt), SEND_NAMES(), isend_full##sfx,                    \
+		          isend_tracked##sfx, isend_gated##sfx, PMPI_Isend##sfx(SEND_NAMES(), req)); \
 	}
 
 BOTH_FORMS(ISEND, -)
