@@ -99,28 +99,56 @@ static inline __attribute__((always_inline)) int posted(int rc, MPI_Count count,
  * message's size). POST_PLAIN: with nothing around it but serialized mode's
  * gate: set-up found nothing that watches posts (no overlap report, no
  * statistics, no offload) and the message is eager, or nothing is ever
- * tracked (no background progress). Decided before the MPI's call, from the
- * cache of predefined types alone, so that nothing asks the MPI about a
+ * tracked (no background progress). Decided before the MPI's call, from
+ * the cache of predefined types alone, so that nothing asks the MPI about a
  * datatype before the MPI has checked it: a type not cached takes the full
- * path, which asks after a successful call. POST_TRACKED: the full path, in
- * a process where nothing watches posts (no call site to record: the
- * exported function then tail-calls it with its own arguments). POST_FULL:
- * the full path with the call site. The exported function keeps nothing
- * across the MPI's call and, with the gated call out of line, sets up no
- * frame on the plain path (the full path inline kept six registers and the
- * arguments: 56 instructions of an eager MPI_Isend, a sixth of what the MPI
- * itself does).
+ * path, which asks after a successful call. Inline, only the thread's last
+ * eager type is compared (post_memo); any other post is POST_DECIDE, an out
+ * of line decision with the type cache (post_decide()), which may be eager
+ * too, or the full path without a call site (nothing records one in such a
+ * process). POST_FULL: the full path with the call site. With the gated
+ * call out of line too, the exported function is the memo's compare and
+ * tail calls: no frame, nothing kept across the MPI's call (with the type
+ * cache's lookup inline it saved two registers and moved its stack
+ * argument, and 40 of piano's instructions per eager post cost the
+ * random-access kernel 3 %; the full path inline kept six registers and the
+ * arguments: 56 instructions of an eager MPI_Isend).
  */
-enum post_way { POST_PLAIN, POST_TRACKED, POST_FULL };
+enum post_way { POST_PLAIN, POST_DECIDE, POST_FULL };
+
+/* The calling thread's last eager datatype, and the largest count of it
+ * that is eager (eager limit / size): written by post_decide() when the
+ * type cache knows the type. Initial-exec: two instructions to reach. */
+struct post_memo {
+	MPI_Datatype dt;
+	uint64_t max;
+};
+static _Thread_local struct post_memo post_memo __attribute__((tls_model("initial-exec")));
+
 static inline enum post_way post_way(MPI_Count count, MPI_Datatype dt)
 {
 	/* Acquire, partner: set-up's release store after pmpi_ready's. */
 	int plain = atomic_load_explicit(&pmpi_post_plain, memory_order_acquire);
-	if (plain == PMPI_POST_PLAIN_TRACKING) {
-		long bytes = post_cached_bytes(count, dt);
-		return bytes >= 0 && bytes <= pmpi_g.eager_limit ? POST_PLAIN : POST_TRACKED;
-	}
+	if (plain == PMPI_POST_PLAIN_TRACKING)
+		/* A negative count is above every limit (an error for the MPI). */
+		return dt == post_memo.dt && (uint64_t)count <= post_memo.max ? POST_PLAIN
+		                                                               : POST_DECIDE;
 	return plain == PMPI_POST_PLAIN_ALL ? POST_PLAIN : POST_FULL;
+}
+
+/* POST_DECIDE's decision: whether the post is eager (then the type is the
+ * thread's memo); *bytes its size for the full path, or -1. */
+static bool post_decide(MPI_Count count, MPI_Datatype dt, long *bytes)
+{
+	*bytes = post_cached_bytes(count, dt);
+	if (*bytes < 0)
+		return false;
+	long limit = pmpi_g.eager_limit;
+	if (limit >= 0) {
+		post_memo.dt = dt;
+		post_memo.max = (uint64_t)(limit / pmpi_type_cached(dt));
+	}
+	return *bytes <= limit;
 }
 
 /* A plain post with the gate on (SERIAL_WRAP's second half), out of line
@@ -134,19 +162,37 @@ static inline enum post_way post_way(MPI_Count count, MPI_Datatype dt)
 		return rc_;                            \
 	}
 
-/* The exported post: `full` is the full path (arguments, request, site,
- * size or -1), `tracked` the same without a site, `gated` POST_GATED's. */
-#define POST_CALL(way, NAMES, full, tracked, gated, call)                 \
-	do {                                                              \
-		enum post_way way_ = (way);                               \
-		if (__builtin_expect(way_ == POST_TRACKED, 0))            \
-			return tracked(NAMES, req);                       \
-		if (__builtin_expect(way_ == POST_FULL, 0))               \
-			return full(NAMES, req, REPORT_SITE(), -1);       \
-		if (!pmpi_g.serial || gate_app_idle())                    \
-			return call;                                      \
-		return gated(NAMES, req);                                 \
+/* A plain post: the MPI's call, or `gated` (POST_GATED's) with the gate
+ * on. */
+#define POST_PLAIN_CALL(NAMES, gated, call)            \
+	do {                                           \
+		if (!pmpi_g.serial || gate_app_idle()) \
+			return call;                   \
+		return gated(NAMES(), req);            \
 	} while (0)
+
+/* The exported post: NAMES the macro of its argument names, `full` the
+ * full path (arguments, request, site, size or -1), `decide`
+ * POST_DECIDED's, `gated` POST_GATED's. */
+#define POST_CALL(way, NAMES, full, decide, gated, call)            \
+	do {                                                        \
+		enum post_way way_ = (way);                         \
+		if (__builtin_expect(way_ == POST_DECIDE, 0))       \
+			return decide(NAMES(), req);                \
+		if (__builtin_expect(way_ == POST_FULL, 0))         \
+			return full(NAMES(), req, REPORT_SITE(), -1); \
+		POST_PLAIN_CALL(NAMES, gated, call);                \
+	} while (0)
+
+/* POST_DECIDE out of line, with the exported function's arguments. */
+#define POST_DECIDED(fn, PARAMS, NAMES, full, gated, call)     \
+	static __attribute__((noinline)) int fn PARAMS         \
+	{                                                      \
+		long bytes;                                    \
+		if (!post_decide(count, dt, &bytes))           \
+			return full(NAMES(), req, NULL, bytes);  \
+		POST_PLAIN_CALL(NAMES, gated, call);           \
+	}
 
 /* Every call in both forms (BOTH_FORMS, base.h): a program that uses the
  * _c ones, or Fortran 2008 procedures that call them, is tracked the same
@@ -174,14 +220,12 @@ static inline enum post_way post_way(MPI_Count count, MPI_Datatype dt)
 		return posted(PMPI_##name##sfx(NAMES(), req), count, dt, req, mode, kind, site, \
 		              known);                                                           \
 	}                                                                                       \
-	static __attribute__((noinline)) int name##_tracked##sfx(ARGS(C), MPI_Request *req)     \
-	{                                                                                       \
-		return name##_full##sfx(NAMES(), req, NULL, -1);                                \
-	}                                                                                       \
+	POST_DECIDED(name##_decide##sfx, (ARGS(C), MPI_Request *req), NAMES, name##_full##sfx,  \
+	             name##_gated##sfx, PMPI_##name##sfx(NAMES(), req))                         \
 	PMPI_EXPORT int MPI_##name##sfx(ARGS(C), MPI_Request *req)                              \
 	{                                                                                       \
-		POST_CALL(mode == POST_ACTIVE ? post_way(count, dt) : POST_FULL, NAMES(),       \
-		          name##_full##sfx, name##_tracked##sfx, name##_gated##sfx,             \
+		POST_CALL(mode == POST_ACTIVE ? post_way(count, dt) : POST_FULL, NAMES,       \
+		          name##_full##sfx, name##_decide##sfx, name##_gated##sfx,              \
 		          PMPI_##name##sfx(NAMES(), req));                                      \
 	}
 
@@ -200,14 +244,12 @@ static inline enum post_way post_way(MPI_Count count, MPI_Datatype dt)
 		return posted(PMPI_Isend##sfx(SEND_NAMES(), req), count, dt, req, POST_ACTIVE,   \
 		              REPORT_ISEND, site, known);                                        \
 	}                                                                                        \
-	static __attribute__((noinline)) int isend_tracked##sfx(SEND_ARGS(C), MPI_Request *req)  \
-	{                                                                                        \
-		return isend_full##sfx(SEND_NAMES(), req, NULL, -1);                             \
-	}                                                                                        \
+	POST_DECIDED(isend_decide##sfx, (SEND_ARGS(C), MPI_Request *req), SEND_NAMES,           \
+	             isend_full##sfx, isend_gated##sfx, PMPI_Isend##sfx(SEND_NAMES(), req))      \
 	PMPI_EXPORT int MPI_Isend##sfx(SEND_ARGS(C), MPI_Request *req)                           \
 	{                                                                                        \
-		POST_CALL(post_way(count, dt), SEND_NAMES(), isend_full##sfx,                    \
-		          isend_tracked##sfx, isend_gated##sfx, PMPI_Isend##sfx(SEND_NAMES(), req)); \
+		POST_CALL(post_way(count, dt), SEND_NAMES, isend_full##sfx, isend_decide##sfx, \
+		          isend_gated##sfx, PMPI_Isend##sfx(SEND_NAMES(), req));                 \
 	}
 
 BOTH_FORMS(ISEND, -)

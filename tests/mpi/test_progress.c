@@ -8,7 +8,7 @@
  * background. A generous timeout turns "no progress" into a failure.
  *
  * usage: test_progress p2p|coll|allreduce|alltoall|busy[_c|_p] [timeout_s (default 20)]
- *                      [late|streak]
+ *                      [late|streak|eager]
  * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
  * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros),
  * "alltoall" an MPI_Ialltoall of 8 MiB blocks (rank 0 needs rank 1's block:
@@ -21,6 +21,9 @@
  * "streak" (third argument) makes 16 quick 64 KiB exchanges first: each
  * holds the engine's timer for less than a period, so the long transfer's
  * hold is predicted short (timer.c); it must still get background progress.
+ * "eager" makes 16 exchanges of 64 bytes of MPI_CHAR first: the type the
+ * long transfer uses is then the thread's last eager one (p2p.c, post_memo),
+ * and the long transfer must still be tracked.
  * "late" initialises MPI through PMPI_Init_thread, behind the layer's back,
  * as when piano is loaded after MPI_Init: the layer must set itself up on
  * the first call it intercepts.
@@ -156,6 +159,18 @@ static int spin_until_delivered(int rank, char *buf, _Atomic int *flag, double t
 	return 1;
 }
 
+/* 16 exchanges of `size` bytes of MPI_CHAR with the other rank. */
+static void exchanges(int rank, int size)
+{
+	static char small[2][64 << 10];
+	for (int i = 0; i < 16; i++) {
+		MPI_Request r[2];
+		CHECK_MPI(MPI_Irecv(small[0], size, MPI_CHAR, 1 - rank, 3, MPI_COMM_WORLD, &r[0]));
+		CHECK_MPI(MPI_Isend(small[1], size, MPI_CHAR, 1 - rank, 3, MPI_COMM_WORLD, &r[1]));
+		CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int provided, rank, size;
@@ -238,21 +253,14 @@ int main(int argc, char **argv)
 	CHECK(buf);
 	memset(buf, rank == 0 && coll != 3 ? 'x' : 0, LEN);
 	MPI_Request req;
-	if (argc > 3 && strcmp(argv[3], "streak") == 0) {
-		/* A streak of quick tracked exchanges first (64 KiB, above the
-		 * eager limit): each holds the engine's timer for far less than
-		 * a period, which must not cost the long transfer below its
-		 * background progress. */
-		static char small[2][64 << 10];
-		for (int i = 0; i < 16; i++) {
-			MPI_Request r[2];
-			CHECK_MPI(MPI_Irecv(small[0], sizeof(small[0]), MPI_CHAR, 1 - rank, 3,
-			                    MPI_COMM_WORLD, &r[0]));
-			CHECK_MPI(MPI_Isend(small[1], sizeof(small[1]), MPI_CHAR, 1 - rank, 3,
-			                    MPI_COMM_WORLD, &r[1]));
-			CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
-		}
-	}
+	/* A streak of quick tracked exchanges first (64 KiB, above the eager
+	 * limit): each holds the engine's timer for far less than a period,
+	 * which must not cost the long transfer below its background progress.
+	 * Or eager ones, of the long transfer's type. */
+	if (argc > 3 && strcmp(argv[3], "streak") == 0)
+		exchanges(rank, 64 << 10);
+	if (argc > 3 && strcmp(argv[3], "eager") == 0)
+		exchanges(rank, 64);
 	if (persistent)
 		start_persistent(coll, buf, &req);
 	else
