@@ -20,7 +20,7 @@ static inline void pmpi_ensure(void)
 		pmpi_ensure_slow();
 }
 
-/* Set-up's verdict for the posts (post_plain(), p2p.c): FULL while set-up
+/* Set-up's verdict for the posts (post_way(), p2p.c): FULL while set-up
  * has not run or at finalization, or where something watches every post
  * (an overlap report, PIANO_STATS, offload); PLAIN_TRACKING: an eager post
  * goes straight to the MPI, a larger one is tracked; PLAIN_ALL: no
