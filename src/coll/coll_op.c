@@ -279,6 +279,7 @@ static int op_free(void *extra)
 	if (e) {
 		reqtab_erase(&live, e);
 		atomic_fetch_sub_explicit(&coll_op_nlive, 1, memory_order_relaxed);
+		pmpi_watch_add(-1);
 	}
 	pthread_mutex_unlock(&live_lock);
 	/* Only a run that ended well is kept: the application has the
@@ -355,8 +356,10 @@ int coll_op_start(struct coll_op *op, MPI_Request *request)
 	}
 	pthread_mutex_lock(&live_lock);
 	bool created = false;
-	if (reqtab_get(&live, key_of(op->req), &created) && created)
+	if (reqtab_get(&live, key_of(op->req), &created) && created) {
 		atomic_fetch_add_explicit(&coll_op_nlive, 1, memory_order_relaxed);
+		pmpi_watch_add(1);
+	}
 	pthread_mutex_unlock(&live_lock);
 	/* Stored before the start: the step that ends the graph, in this
 	 * thread or another, completes op->req (the graph's and the list's

@@ -215,6 +215,7 @@ static int commit(struct coll_op *op, MPI_Request *request)
 	if (rc == MPI_SUCCESS) {
 		e->data = op;
 		atomic_fetch_add_explicit(&coll_persist_nhandles, 1, memory_order_relaxed);
+		pmpi_watch_add(1);
 		atomic_fetch_add_explicit(&pmpi_g.graph_persistent, 1, memory_order_relaxed);
 	} else if (op->req != MPI_REQUEST_NULL) {
 		PMPI_Request_free(&op->req);
@@ -287,6 +288,7 @@ bool coll_persist_free(MPI_Request *req, int *rc)
 	if (op) {
 		reqtab_erase(&handles, e);
 		atomic_fetch_sub_explicit(&coll_persist_nhandles, 1, memory_order_relaxed);
+		pmpi_watch_add(-1);
 		later = op->free_pending = op->running;
 	}
 	pthread_mutex_unlock(&lock);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 struct pmpi_state pmpi_g;
+_Atomic long pmpi_watch_n; /* base.h */
 
 long pmpi_setting_text(const char *name, char *text, size_t len, int *source)
 {

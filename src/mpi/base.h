@@ -82,6 +82,19 @@ struct pmpi_state {
  * the counters and `finalizing` by anyone, atomically. */
 extern PIANO_HIDDEN struct pmpi_state pmpi_g;
 
+/* What a completion call must look past the MPI for, in one word (the test
+ * calls' plain path, wait.c, reads it alone): the tracking table's entries,
+ * live graph collectives and persistent graph handles, sends deferred for
+ * offload (from before they are queued until their request is freed, so
+ * also every queued one), and 1 for an overlap report. Each is changed
+ * where its own count is, under the same lock; the offload's decrements
+ * come after the send was posted. */
+extern PIANO_HIDDEN _Atomic long pmpi_watch_n;
+static inline void pmpi_watch_add(long n)
+{
+	atomic_fetch_add_explicit(&pmpi_watch_n, n, memory_order_release);
+}
+
 /* A registered setting of either layer (live after piano_init, from the
  * environment before); `source` (PIANO_SOURCE_*) may be NULL; a text
  * setting's value goes to `text` (len bytes) when it is not NULL. An invalid

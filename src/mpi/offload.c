@@ -203,6 +203,7 @@ static int free_fn(void *extra)
 	if (e && e->data == o) {
 		reqtab_erase(&tab, e);
 		atomic_fetch_sub_explicit(&offload_live_n, 1, memory_order_relaxed);
+		pmpi_watch_add(-1);
 	}
 	pthread_mutex_unlock(&tab_lock);
 	free(o);
@@ -441,6 +442,7 @@ bool offload_isend_slow(const void *buf, MPI_Count count, MPI_Datatype dt, int d
 	if (e) {
 		e->data = o;
 		atomic_fetch_add_explicit(&offload_live_n, 1, memory_order_relaxed);
+		pmpi_watch_add(1);
 	}
 	pthread_mutex_unlock(&tab_lock);
 	if (!e) { /* out of memory: the send is made at once */

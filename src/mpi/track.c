@@ -145,12 +145,23 @@ static void deactivate(struct reqtab_entry *e)
 
 _Atomic long track_entries; /* track.h */
 
+/* track_entries from the table's count, and pmpi_watch_n by the change
+ * (under table_lock(): one writer). */
+static void entries_update(void)
+{
+	long n = (long)tab.count;
+	long old = atomic_load_explicit(&track_entries, memory_order_relaxed);
+	atomic_store_explicit(&track_entries, n, memory_order_relaxed);
+	if (n != old)
+		pmpi_watch_add(n - old);
+}
+
 static void erase(struct reqtab_entry *e)
 {
 	if (e->foreign)
 		atomic_fetch_sub(&nforeign, 1);
 	reqtab_erase(&tab, e);
-	atomic_store_explicit(&track_entries, (long)tab.count, memory_order_relaxed);
+	entries_update();
 }
 
 /* The entry of r, created if needed (NULL when out of memory). Called under
@@ -161,7 +172,7 @@ static struct reqtab_entry *entry_for(MPI_Request r)
 	bool created;
 	struct reqtab_entry *e = reqtab_get(&tab, key_of(r), &created);
 	if (created)
-		atomic_store_explicit(&track_entries, (long)tab.count, memory_order_relaxed);
+		entries_update();
 	if (!e || created)
 		return e;
 	deactivate(e); /* stale entry of a reused handle */
