@@ -65,7 +65,6 @@ static void helper_serve(struct piano_engine *e, struct poller *p, struct piano_
 static void *helper_main(void *arg)
 {
 	struct piano_engine *e = arg;
-	sys_thread_name("piano-block");
 	topo_bind_thread(e, e->bind_set); /* see timer_main */
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_BLOCK);
@@ -91,6 +90,7 @@ int helpers_start(struct piano_engine *e)
 			piano_warn("cannot create a blocking helper thread: %s", strerror(err));
 			return PIANO_ESYS;
 		}
+		sys_thread_name(e->helper_threads[i], "piano-block");
 		e->nhelpers++;
 		handoff_ready(&e->handoff);
 	}

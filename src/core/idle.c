@@ -135,7 +135,6 @@ static void *idle_main(void *arg)
 	struct idle_thread *it = arg;
 	struct piano_engine *e = it->e;
 	const struct piano_config *cfg = &e->cfg;
-	sys_thread_name("piano-idle");
 	idle_setup(it);
 	struct poller p;
 	poller_init(&p, e, PIANO_POINT_IDLE);
@@ -247,6 +246,7 @@ int idle_start(struct piano_engine *e)
 			poll_span_free(&its[k].span);
 			return PIANO_ESYS;
 		}
+		sys_thread_name(its[k].tid, "piano-idle");
 		e->nidle = ++k;
 	}
 	return 0;

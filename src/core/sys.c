@@ -107,7 +107,7 @@ int sys_sched_lowest(void)
 
 void sys_yield(void) { sched_yield(); }
 
-void sys_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+void sys_thread_name(pthread_t t, const char *name) { pthread_setname_np(t, name); }
 
 void sys_sleep_ns(uint64_t ns)
 {

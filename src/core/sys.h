@@ -6,6 +6,7 @@
 #ifndef PIANO_SYS_H
 #define PIANO_SYS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,8 +49,11 @@ int sys_sched_idle_probe(void);
 /* Lowest SCHED_OTHER priority (nice 19), the fallback for SCHED_IDLE. */
 int sys_sched_lowest(void);
 
-/* Names the calling thread (visible in /proc/self/task/TID/comm, top, gdb). */
-void sys_thread_name(const char *name);
+/* Names thread t (visible in /proc/self/task/TID/comm, top, gdb). Called by
+ * the creator once pthread_create() returned, not by the thread: the name is
+ * then set before piano_init() returns, and whoever looks for the engine's
+ * threads by name finds each one that piano_thread_count() counts. */
+void sys_thread_name(pthread_t t, const char *name);
 
 void sys_yield(void);
 /* Relative sleep in nanoseconds. */

@@ -263,7 +263,6 @@ static void *timer_main(void *arg)
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
 	uint64_t sleep_ns = period;
 	unsigned empty = 0; /* timer_next() */
-	sys_thread_name("piano-timer");
 	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the
 	 * creator's binding, and an MPI launcher binds each rank to one core,
 	 * where the timer would only take time from its own rank. */
@@ -344,6 +343,7 @@ int timer_start(struct piano_engine *e)
 		piano_warn("cannot create the timer thread: %s", strerror(err));
 		goto undo_fd;
 	}
+	sys_thread_name(e->timer_thread, "piano-timer");
 	e->has_timer = 1;
 	return 0;
 
