@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * core.idle_starved — an idle thread whose cores are all busy (a normal
- * thread spinning on every CPU) while a task stays queued is asleep most
- * of the time, not runnable beside the computations: a SCHED_IDLE thread
+ * thread spinning on every CPU) while a task stays queued sleeps between
+ * its looks, not runnable beside the computations: a SCHED_IDLE thread
  * that keeps yielding still gets a slice every few tens of milliseconds,
  * each a preemption of a computing thread. Measured from the thread's
- * schedstat: the time it spent runnable but waiting for a CPU, and its
- * slices, over one second.
+ * status and schedstat over one second: its sleeps (voluntary context
+ * switches) and its slices.
  */
 #include "common.h"
 #include "../threads.h"
@@ -78,25 +78,34 @@ int main(void)
 		CHECK_EQ(pthread_create(&spinners[i], NULL, spin, NULL), 0);
 	test_sleep_us(300000); /* found busy, its pauses have grown */
 	struct sched a, b;
+	long sleeps0 = 0, sleeps1 = 0;
 	CHECK(test_each_thread("piano-idle", read_sched, &a) == 1, "no piano-idle thread");
+	CHECK(test_each_thread("piano-idle", test_thread_wakeups, &sleeps0) == 1, "no piano-idle thread");
 	double t0 = test_now();
 	test_sleep_us(1000000);
 	CHECK(test_each_thread("piano-idle", read_sched, &b) == 1, "no piano-idle thread");
+	CHECK(test_each_thread("piano-idle", test_thread_wakeups, &sleeps1) == 1, "no piano-idle thread");
 	double span_ms = (test_now() - t0) * 1e3;
 	atomic_store(&stop, 1);
 	for (long i = 0; i < ncpu; i++)
 		pthread_join(spinners[i], NULL);
 	double wait_ms = (double)(b.wait_ns - a.wait_ns) / 1e6;
+	double run_ms = (double)(b.run_ns - a.run_ns) / 1e6;
 	long long slices = b.slices - a.slices;
-	printf("idle_starved: in %.0f ms beside %ld spinners: runnable and waiting %.0f ms, "
-	       "%lld slices, ran %.2f ms\n",
-	       span_ms, ncpu, wait_ms, slices, (double)(b.run_ns - a.run_ns) / 1e6);
-	/* A thread that yields between rounds is runnable throughout: it
-	 * waited 828-1,116 ms of the second here (4-5 slices; ~55 a second
-	 * beside LAMMPS); asleep, it is runnable only between a wake-up and
-	 * its slice (55-58 ms, 14-15 slices). */
-	CHECK(wait_ms < 0.5 * span_ms, "the idle thread was runnable for %.0f of %.0f ms", wait_ms,
-	      span_ms);
+	long sleeps = sleeps1 - sleeps0;
+	printf("idle_starved: in %.0f ms beside %ld spinners: %ld sleeps, runnable and waiting "
+	       "%.0f ms, %lld slices, ran %.2f ms\n",
+	       span_ms, ncpu, sleeps, wait_ms, slices, run_ms);
+	/* A thread that yields between rounds is runnable throughout and never
+	 * sleeps: 0 sleeps and 805-1,293 ms of waiting in the second here, in
+	 * 1-49 slices (~55 a second beside LAMMPS). Napping (at most 64 ms), it
+	 * is runnable only between a wake-up and its slice: 14-15 sleeps and
+	 * 40-60 ms of waiting on an otherwise idle machine, 559 ms of waiting
+	 * (15 slices) on a CI machine, and with two more busy processes here a
+	 * woken thread waited up to 800 ms for its slice (1-7 sleeps): how long
+	 * the scheduler keeps a woken SCHED_IDLE thread waiting depends on the
+	 * load; that it sleeps at all does not. */
+	CHECK(sleeps >= 1, "the idle thread never slept in %.0f ms", span_ms);
 	CHECK(slices < 30, "%lld slices of the idle thread in %.0f ms", slices, span_ms);
 
 	test_phase("the cores free again: the idle thread runs the task");

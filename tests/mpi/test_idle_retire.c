@@ -6,8 +6,9 @@
  * MPI's traffic goes over TCP; elsewhere they keep running.
  *
  * Whether idle threads run is seen in a window: both ranks post a 1 MiB
- * receive (tracked: the progress task stays queued), sleep 50 ms, leaving
- * both cores idle, and count the rounds their idle threads made meanwhile
+ * receive (tracked: the progress task stays queued), sleep WINDOW_MS,
+ * leaving both cores idle, and count the rounds their idle threads made
+ * meanwhile
  * (piano_stats_get); then the sends complete the receives. Between windows
  * the ranks exchange 1 MiB messages, the traffic the socket watcher sees.
  *
@@ -36,7 +37,12 @@
 #include <unistd.h>
 
 #define MSG (1 << 20)
-#define MAX_WINDOWS 100
+/* Longer than an idle thread's longest sleep after it found its core busy
+ * (64 ms, IDLE_STARVED_NAP_MAX_US in idle.c), as it may during the
+ * exchanges before a window: it wakes within the window, finds the cores
+ * free and runs. */
+#define WINDOW_MS 100
+#define MAX_WINDOWS 40
 #define KEPT_AFTER 15
 #define KEPT_WINDOWS 20
 
@@ -74,7 +80,7 @@ static unsigned long long window(int peer)
 	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	CHECK_MPI(MPI_Irecv(recvbuf, MSG, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &r[0]));
 	CHECK(piano_stats_get(PIANO_POINT_IDLE, &before) == 0);
-	nap_ms(50);
+	nap_ms(WINDOW_MS);
 	CHECK(piano_stats_get(PIANO_POINT_IDLE, &after) == 0);
 	CHECK_MPI(MPI_Isend(sendbuf, MSG, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &r[1]));
 	CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
