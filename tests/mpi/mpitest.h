@@ -43,6 +43,16 @@ static inline void mpitest_before_abort(void)
 
 #define CHECK_MPI(call) CHECK((call) == MPI_SUCCESS)
 
+/* Whether cond holds on every rank of MPI_COMM_WORLD. A test that skips on
+ * what its own process found (its threads, /proc, a loaded library) skips
+ * on every rank or none: a rank that went on alone would wait for the
+ * others in its first exchange. */
+static inline int mpitest_all(int cond)
+{
+	CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &cond, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+	return cond;
+}
+
 /* MPI_Init_thread(MPI_THREAD_MULTIPLE) for a two-rank test; returns this
  * rank, or -1 after MPI_Finalize when the job does not fit (exit 77). */
 static inline int init_pair_multiple(int *argc, char ***argv)

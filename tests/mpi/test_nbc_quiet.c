@@ -56,9 +56,10 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 #if defined(OPEN_MPI) && OPEN_MPI
 	dl_iterate_phdr(find_libnbc, NULL);
-	if (!libnbc_path) {
+	if (!mpitest_all(libnbc_path != NULL)) {
 		if (rank == 0)
-			printf("nbc quiet: Open MPI's libnbc is not loaded: skipped\n");
+			printf("nbc quiet: Open MPI's libnbc is not loaded on some rank: "
+			       "skipped\n");
 		MPI_Finalize();
 		return 77;
 	}

@@ -137,8 +137,9 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2);
 	CHECK(piano_thread_count(PIANO_POINT_BLOCK, &helpers) == 0);
-	if (helpers < 1) {
-		printf("rank %d: no blocking helper (no socket watcher): skipped\n", rank);
+	if (!mpitest_all(helpers >= 1)) {
+		printf("rank %d: no blocking helper (no socket watcher) on some rank: skipped\n",
+		       rank);
 		MPI_Finalize();
 		return 77;
 	}

@@ -64,11 +64,7 @@ int main(int argc, char **argv)
 	CHECK(argc > 1 && (strcmp(argv[1], "shm") == 0 || strcmp(argv[1], "tcp") == 0));
 	int tcp = strcmp(argv[1], "tcp") == 0;
 	CHECK(piano_thread_count(PIANO_POINT_BLOCK, &helpers) == 0);
-	/* Skipped by every rank or none: a rank that went on alone would wait
-	 * for the other in its first exchange. */
-	int have = helpers >= 1 && helper_wakeups() >= 0;
-	CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-	if (!have) {
+	if (!mpitest_all(helpers >= 1 && helper_wakeups() >= 0)) {
 		printf("rank %d: no blocking helper (no socket watcher) on some rank: skipped\n",
 		       rank);
 		MPI_Finalize();
