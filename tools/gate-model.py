@@ -4,9 +4,11 @@
 
 Every interleaving, under sequential consistency, of three threads:
   the application: three calls, each a plain one (SERIAL_WRAP: skips the
-    gate while it is off), one that publishes work (a gated call ending with
-    gate_app_busy()) or one that completes it (a gated call);
-  a piano thread entering the gate twice (gate_enter(), its call, leave);
+    gate while it is off), one that publishes work (a gated call that turns
+    the gate on with gate_app_busy() and may call the MPI again after it)
+    or one that completes it (a gated call);
+  a piano thread entering the gate twice (gate_enter(), its call, leave),
+    its re-check after the fence two loads: gate_bg, then gate_app_in;
   the engine turning the gate off twice (gate_quiet()).
 Checks: the application and the piano thread are never in the MPI at once
 (unsafe), and no run ends with work published and the gate off (lost).
@@ -14,10 +16,11 @@ The code's fences make the Dekker pairs sequentially consistent: the
 fenced path of gate_app_close() against gate_enter(), and gate_app_busy()
 against gate_quiet().
 
-  tools/gate-model.py [--no-recheck] [--bg-activates]
+  tools/gate-model.py [--no-recheck] [--bg-activates] [--app-in-first]
 
 --no-recheck: gate_quiet() does not ask again after the drain (lost > 0);
---bg-activates: a piano thread may turn the gate on itself (unsafe > 0).
+--bg-activates: a piano thread may turn the gate on itself (unsafe > 0);
+--app-in-first: the re-check loads gate_app_in before gate_bg (unsafe > 0).
 Exit status 0 when both counts are 0.
 """
 import sys, itertools
@@ -25,6 +28,7 @@ OFF, ON, DRAIN = 0, 1, 2
 ELIDE = True
 CHECK = '--no-recheck' not in sys.argv      # drainer re-checks work after DRAIN
 BG_ACT = '--bg-activates' in sys.argv
+AIN_FIRST = '--app-in-first' in sys.argv
 
 def app_prog(calls):
     # returns list of micro-ops; each op is a function(state)->(newstate or None if blocked, nextpc)
@@ -35,7 +39,8 @@ def app_prog(calls):
             ops.append(('plain_check',))
         ops += [('set_in',), ('read_bg_close',), ('mpi_in',), ('mpi_out',)]
         if c == 'pub':
-            ops += [('work', 1), ('busy_read',), ('busy_lock',), ('busy_set',), ('busy_unlock',)]
+            ops += [('work', 1), ('busy_read',), ('busy_lock',), ('busy_set',), ('busy_unlock',),
+                    ('mpi_in',), ('mpi_out',)]
         if c == 'done':
             ops += [('work', 0)]
         ops += [('clr_in',), ('end_call',)]
@@ -92,7 +97,8 @@ def run(calls, bg_n, dr_n):
             t = list(s)
             for n,v in kw.items(): t[names.index(n)] = v
             succ.append(tuple(t))
-        # --- bg entrant: 0 read app_in,1 read gb,2 inside=1,3 recheck,4 mpi_in,5 mpi_out,6 inside=0
+        # --- bg entrant: 0 read app_in, 1 read gb, 2 inside=1, 3 and 4 the
+        # re-check's two loads, 5 mpi_in, 6 mpi_out, 7 inside=0
         if bn > 0:
             if bpc == 0:
                 if ain: gob(bn=bn-1)
@@ -102,12 +108,13 @@ def run(calls, bg_n, dr_n):
                 elif gb != ON: gob(bpc=0, bn=bn-1)
                 else: gob(bpc=2)
             elif bpc == 2: gob(bpc=3, ins=1)
-            elif bpc == 3:
-                if ain or gb != ON: gob(bpc=0, bn=bn-1, ins=0)
-                else: gob(bpc=4)
-            elif bpc == 4: gob(bpc=5, bm=1)
-            elif bpc == 5: gob(bpc=6, bm=0)
-            elif bpc == 6: gob(bpc=0, bn=bn-1, ins=0)
+            elif bpc in (3, 4):
+                first = (bpc == 3) != AIN_FIRST    # this load is gate_bg's
+                if (gb != ON) if first else ain: gob(bpc=0, bn=bn-1, ins=0)
+                else: gob(bpc=bpc+1)
+            elif bpc == 5: gob(bpc=6, bm=1)
+            elif bpc == 6: gob(bpc=7, bm=0)
+            elif bpc == 7: gob(bpc=0, bn=bn-1, ins=0)
         # --- drainer: 0 lock, 1 check ON, 2 set DRAIN, 3 wait inside, 4 set by work, 5 unlock
         if dn > 0:
             if dpc == 0:
@@ -134,5 +141,6 @@ for calls in itertools.product(['plain','pub','done'], repeat=3):
     n, bad, lost = run(list(calls), 2, 2)
     tot_bad += bad; tot_lost += lost
     if bad or lost: print(calls, 'states', n, 'unsafe', bad, 'lost', lost)
-print('recheck', CHECK, 'bg-activates', BG_ACT, 'unsafe', tot_bad, 'lost', tot_lost)
+print('recheck', CHECK, 'bg-activates', BG_ACT, 'app-in-first', AIN_FIRST, 'unsafe', tot_bad,
+      'lost', tot_lost)
 sys.exit(1 if tot_bad or tot_lost else 0)

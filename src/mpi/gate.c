@@ -197,9 +197,16 @@ static bool enter(void)
 	atomic_thread_fence(memory_order_seq_cst);
 	/* seq_cst (so also acquire, partner: the release decrements in
 	 * gate_open() and gate_app_open()): whatever the application did to
-	 * the MPI before it reopened the gate happens before our call. */
-	if (atomic_load(&closers) || atomic_load(&gate_app_in) ||
-	    (pmpi_g.serial && atomic_load(&gate_bg) != GATE_BG_ON)) {
+	 * the MPI before it reopened the gate happens before our call.
+	 * gate_bg before gate_app_in: an application call that found the gate
+	 * off skipped the fence, and may turn it on (gate_app_busy()) and go on
+	 * calling the MPI; reading that GATE_BG_ON (acquire, partner: its
+	 * seq_cst store) makes its earlier store to gate_app_in visible to the
+	 * load after it. In the other order the piano thread could read
+	 * gate_app_in before that call began and GATE_BG_ON after it turned
+	 * the gate on (tools/gate-model.py --app-in-first). */
+	if ((pmpi_g.serial && atomic_load(&gate_bg) != GATE_BG_ON) || atomic_load(&closers) ||
+	    atomic_load(&gate_app_in)) {
 		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
 		if (atomic_load_explicit(&closers, memory_order_relaxed))
 			skipped();
@@ -268,7 +275,9 @@ void gate_app_fenced(void)
 	/* StoreLoad, Dekker pair with the fence in gate_enter(): either the
 	 * piano thread sees gate_app_in and backs out, or we see it inside. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&inside, memory_order_relaxed))
+	/* Acquire, partner: the release in gate_leave(): a background call
+	 * that already left happens before ours. */
+	if (atomic_load_explicit(&inside, memory_order_acquire))
 		wait_outside();
 	if (pmpi_g.stats)
 		atomic_fetch_add_explicit(&fenced_calls, 1, memory_order_relaxed);

@@ -60,8 +60,10 @@ static inline void gate_app_close(void)
 	/* Off: only this application (this call, or one ordered before it by
 	 * the application) turns it on, and a piano thread that then reads it
 	 * on also reads our store, made before (gate_app_busy()'s release).
+	 * Acquire, partner: gate_quiet()'s store of GATE_BG_OFF, made after the
+	 * last background call left: that call happens before ours.
 	 * Anything else: the fenced path, the Dekker pair with gate_enter(). */
-	if (atomic_load_explicit(&gate_bg, memory_order_relaxed) != GATE_BG_OFF)
+	if (atomic_load_explicit(&gate_bg, memory_order_acquire) != GATE_BG_OFF)
 		gate_app_fenced();
 }
 
