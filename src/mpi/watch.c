@@ -45,7 +45,10 @@
  * is not writable), POLLOUT comes only once the peer made room, so it is
  * awaited too: a round that fills the buffer while the peer's window is
  * closed moves no byte out, and by the count alone the rest of a 16 MiB
- * send waited a whole blocking timeout.
+ * send waited a whole blocking timeout. POLLOUT asked for and not reported
+ * is asked for again: the round after that poll() had no room to write
+ * in, so whether the buffer is full by the next look or not, the MPI's
+ * write is unfinished (choose_events()).
  *
  * Not every arrival needs a round. One that brings a small eager message
  * for a receive nobody waits on gains nothing from being read now: the
@@ -278,8 +281,9 @@ static bool window_pressed(int fd, int unread)
 	return (int64_t)unread * HOLD_STREAM_SHARE >= buf;
 }
 
-/* POLLOUT only where the MPI wrote since the last look or the send buffer
- * is full (see the top); while resting, only the latter. */
+/* POLLOUT only where the MPI wrote since the last look, the send buffer is
+ * full, or POLLOUT was asked for and did not come (see the top); while
+ * resting, only the latter two. */
 static void choose_events(bool rest)
 {
 	static struct pollfd probe[MAX_FDS];
@@ -289,7 +293,18 @@ static void choose_events(bool rest)
 		if (fds[i].fd < 0)
 			continue; /* sitting out until the rescan */
 		uint64_t written = bytes_written(fds[i].fd);
-		fds[i].events = POLLIN | (written != socks[i].written_mark && !rest ? POLLOUT : 0);
+		/* Asked for and not reported: the buffer had no room for the
+		 * whole last poll(), so the round after it (a follow-up, or one
+		 * woken by another socket) could not write, and the MPI's write
+		 * is unfinished. By the count alone it was lost: the MPI filled
+		 * the buffer in one round, the follow-up found it still full,
+		 * and once the peer had made room neither a write since the
+		 * last look nor a full buffer was left to ask POLLOUT for, so
+		 * the rest of a 16 MiB send waited for the timer. */
+		bool unfinished = (fds[i].events & POLLOUT) && !(fds[i].revents & POLLOUT);
+		fds[i].events = POLLIN | ((written != socks[i].written_mark && !rest) || unfinished
+		                                  ? POLLOUT
+		                                  : 0);
 		socks[i].written_mark = written;
 		if (!(fds[i].events & POLLOUT)) {
 			probe[n] = (struct pollfd){ .fd = fds[i].fd, .events = POLLOUT };
