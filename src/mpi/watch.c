@@ -296,11 +296,12 @@ static void choose_events(bool rest)
 		/* Asked for and not reported: the buffer had no room for the
 		 * whole last poll(), so the round after it (a follow-up, or one
 		 * woken by another socket) could not write, and the MPI's write
-		 * is unfinished. By the count alone it was lost: the MPI filled
-		 * the buffer in one round, the follow-up found it still full,
-		 * and once the peer had made room neither a write since the
-		 * last look nor a full buffer was left to ask POLLOUT for, so
-		 * the rest of a 16 MiB send waited for the timer. */
+		 * is unfinished. By the count alone it is lost where the MPI
+		 * fills the buffer in one round, the follow-up finds it still
+		 * full, and the peer makes room before the next look: neither
+		 * a write since the last look nor a full buffer is left to ask
+		 * POLLOUT for, and the rest of the send waits for the timer
+		 * (stress.openmpi.graph_progress_sockets_onecore). */
 		bool unfinished = (fds[i].events & POLLOUT) && !(fds[i].revents & POLLOUT);
 		fds[i].events = POLLIN | ((written != socks[i].written_mark && !rest) || unfinished
 		                                  ? POLLOUT

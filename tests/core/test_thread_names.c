@@ -4,10 +4,10 @@
  * piano_thread_count() counts already carries its name (piano-idle,
  * piano-timer, piano-block) in /proc: tools and tests that look for the
  * engine's threads by name right after the start must find them all. A
- * thread that named itself when it first ran was still unnamed there for a
- * while (an MPI test found no blocking helper on one rank, skipped, and
- * left the other rank waiting for it). Many starts in a row, each looked at
- * at once.
+ * thread that names itself when it first runs is unnamed for a while after
+ * piano_init() returns: a test that looks for it then may skip on one rank
+ * and leave the other waiting. Many starts in a row, each looked at at
+ * once.
  */
 #include "common.h"
 #include "../threads.h"
