@@ -101,6 +101,17 @@ const struct piano_setting_spec config_core_table[] = {
 	  "or any value not above the period: fixed period. Unset, the MPI layer makes it 4000 "
 	  "on a node with no more ranks than CPUs, renews at each new tracked request or graph "
 	  "and counts a tick whose MPI call moved data as work (docs/mpi.md, \"Do no harm\")." },
+	{ "PIANO_TIMER_BUDGET", PIANO_SETTING_INT, "0", 0, 1000, NULL, NULL, NULL,
+	  "Share of a core, in per mille, that the timer thread's rounds without work may take, "
+	  "averaged over 100 ms; a round's cost is the thread's own CPU time from the end of its "
+	  "previous round (the wake-up included: 40-100 µs on a virtual machine whose core was "
+	  "computing, a few µs on bare metal). Once the rounds without work have taken more, the "
+	  "next tick waits until the average is back under the budget (at most 64 periods), "
+	  "whatever `PIANO_TIMER_MAX_US` and new work (`piano_timer_renew()`) say; a round that "
+	  "did work restores the whole credit. So where a wake-up is cheap the period stays, and where it is "
+	  "dear a timer waiting for a late peer costs a computation at most this share. `0`: no "
+	  "budget. Unset, the MPI layer makes it 5 (0.5 %) on a node with no more ranks than "
+	  "CPUs (docs/mpi.md, \"Do no harm\")." },
 	{ "PIANO_SPIN_US", PIANO_SETTING_INT, "20", 0, 10000000, NULL, NULL, NULL,
 	  "How long `piano_ltask_wait()` and `piano_cond_wait*()` (except "
 	  "`piano_cond_wait_spin()`, which takes its own) poll explicitly before sleeping on a "
@@ -174,6 +185,7 @@ static const struct field fields[] = {
 	{ "PIANO_IDLE_BOOST", F(idle_boost), 1, 0 },
 	{ "PIANO_TIMER_PERIOD_US", F(timer_period_us), 0, 0 },
 	{ "PIANO_TIMER_MAX_US", F(timer_max_us), 0, 0 },
+	{ "PIANO_TIMER_BUDGET", F(timer_budget), 0, 0 },
 	{ "PIANO_TIMER_MODE", F(timer_demand), 1, 0 },
 	{ "PIANO_SPIN_US", F(spin_us), 0, 0 },
 	{ "PIANO_BLOCK_HELPERS", F(block_helpers), 0, 0 },

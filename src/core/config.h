@@ -21,6 +21,7 @@ struct piano_config {
 	int idle_boost;           /* PIANO_IDLE_BOOST */
 	long timer_period_us;     /* 0 = no timer thread */
 	long timer_max_us;        /* back-off limit of the period */
+	long timer_budget;        /* per mille of a core for rounds without work */
 	int timer_demand;         /* PIANO_TIMER_MODE=demand */
 	long spin_us;
 	long block_helpers;

@@ -270,5 +270,6 @@ PIANO_API int piano_stats_print(void)
 	for (int i = 0; i < PIANO_POINT_COUNT; i++)
 		piano_thread_count(i, &n[i]);
 	stats_print(n);
+	timer_stats_print(engine_get());
 	return 0;
 }

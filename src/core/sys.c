@@ -21,6 +21,7 @@ static uint64_t clock_ns(clockid_t id)
 
 uint64_t sys_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t sys_now_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
+uint64_t sys_thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 {

@@ -15,6 +15,9 @@
 uint64_t sys_now_ns(void);
 /* Coarse monotonic time (tick resolution, ~5 ns to read). */
 uint64_t sys_now_coarse_ns(void);
+/* CPU time the calling thread has used, in nanoseconds (a system call:
+ * the vDSO does not serve thread clocks). */
+uint64_t sys_thread_cpu_ns(void);
 
 /*
  * Private futex on a 32-bit word. wait sleeps while *addr == val, for at

@@ -39,6 +39,7 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -72,13 +73,101 @@ static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned 
 	return cur * 2 < max ? cur * 2 : max;
 }
 
-/* Sets the timerfd: first expiry and interval ns, or disarmed for 0. */
+/*
+ * PIANO_TIMER_BUDGET: the rounds that find no work may take at most that
+ * many per mille of a core, averaged over BUDGET_WINDOW_NS. A round's cost
+ * is the timer thread's CPU time since the end of its previous round: the
+ * wake-up, the polls, the way back to sleep. On this project's virtual
+ * machines a tick that preempts a computing thread costs it 40-90 µs
+ * (docs/performance.md, "A memory-bound kernel"), so the back-off alone
+ * (4 ms) still took 2-3 % of a memory-bound kernel while a peer was late;
+ * on bare metal a tick costs a few µs and the budget never binds. The
+ * budget is a credit: it grows with time at the budget's rate up to one
+ * window's worth, each round without work spends its cost, and while it
+ * is owed no tick comes (`timer_budget_until`, applied by timer_set() and
+ * the queues-mode nap, so new work does not bring the period back
+ * early). A round that did work fills it: a transfer moving in steps keeps
+ * its ticks. The wait is bounded by BUDGET_MAX_PERIODS periods, the debt
+ * beyond it forgiven. Only the timer thread touches a struct budget.
+ */
+#define BUDGET_WINDOW_NS 100000000u
+#define BUDGET_MAX_PERIODS 64u
+
+struct budget {
+	uint64_t cpu_ns;   /* the thread's CPU time at the end of its last round */
+	uint64_t at_ns;    /* the time then */
+	int64_t credit_ns; /* CPU the next rounds without work may take; < 0: owed */
+	bool measure;      /* a budget, or PIANO_STATS (which prints the costs) */
+};
+
+static void budget_start(const struct piano_engine *e, struct budget *b)
+{
+	b->measure = e->cfg.timer_budget > 0 || e->cfg.stats;
+	b->cpu_ns = b->measure ? sys_thread_cpu_ns() : 0;
+	b->at_ns = sys_now_ns();
+	b->credit_ns = (int64_t)(BUDGET_WINDOW_NS / 1000u * (uint64_t)e->cfg.timer_budget);
+}
+
+/* After a round that did `work` (or not): the time before which the next
+ * tick may not come, 0 for none. */
+static uint64_t budget_round(struct piano_engine *e, struct budget *b, unsigned work,
+                             uint64_t period)
+{
+	if (!b->measure)
+		return 0;
+	uint64_t permille = (uint64_t)e->cfg.timer_budget;
+	uint64_t cpu = sys_thread_cpu_ns(), now = sys_now_ns();
+	uint64_t cost = cpu - b->cpu_ns;
+	int64_t cap = (int64_t)(BUDGET_WINDOW_NS / 1000u * permille);
+	b->credit_ns += (int64_t)((now - b->at_ns) / 1000u * permille);
+	b->cpu_ns = cpu;
+	b->at_ns = now;
+	if (work || b->credit_ns > cap)
+		b->credit_ns = cap;
+	if (work)
+		return 0;
+	atomic_store_explicit(&e->timer_empty_rounds,
+	                      atomic_load_explicit(&e->timer_empty_rounds, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&e->timer_empty_cpu_ns,
+	                      atomic_load_explicit(&e->timer_empty_cpu_ns, memory_order_relaxed) +
+	                              cost,
+	                      memory_order_relaxed);
+	if (!permille)
+		return 0;
+	b->credit_ns -= (int64_t)cost;
+	if (b->credit_ns >= 0)
+		return 0;
+	uint64_t wait = (uint64_t)(-b->credit_ns) / permille * 1000u;
+	uint64_t most = BUDGET_MAX_PERIODS * period;
+	if (wait > most) {
+		wait = most;
+		b->credit_ns = -(int64_t)(most / 1000u * permille);
+	}
+	if (wait > period)
+		atomic_store_explicit(
+		        &e->timer_budget_waits,
+		        atomic_load_explicit(&e->timer_budget_waits, memory_order_relaxed) + 1,
+		        memory_order_relaxed);
+	return now + wait;
+}
+
+/* Sets the timerfd: first expiry and interval ns, or disarmed for 0. Under
+ * timer_lock: the first expiry not before `timer_budget_until` (unless
+ * stopping: timer_stop()'s expiry ends the thread). */
 static void timer_set(struct piano_engine *e, uint64_t ns)
 {
 	struct itimerspec its = { 0 };
-	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
-	its.it_value.tv_nsec = (long)(ns % 1000000000u);
-	its.it_interval = its.it_value;
+	uint64_t first = ns;
+	if (ns && e->timer_budget_until && !engine_stopping(e)) {
+		uint64_t now = sys_now_ns();
+		if (e->timer_budget_until > now + ns)
+			first = e->timer_budget_until - now;
+	}
+	its.it_value.tv_sec = (time_t)(first / 1000000000u);
+	its.it_value.tv_nsec = (long)(first % 1000000000u);
+	its.it_interval.tv_sec = (time_t)(ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(ns % 1000000000u);
 	timerfd_settime(e->timer_fd, 0, &its, NULL);
 }
 
@@ -179,7 +268,8 @@ static void timer_update(struct piano_engine *e, bool may_arm)
  * period (the one predicted short has ended, another began), ends or
  * re-arms the rescue without a tick (returns true); a hold older than a
  * period is a long one: the streak ends, the timer ticks with the period
- * from now on, and this expiry is a tick (returns false).
+ * from now on, and this expiry is a tick (returns false) unless
+ * PIANO_TIMER_BUDGET's wait is still on (the tick comes at its end).
  */
 static bool rescue_expired(struct piano_engine *e, uint64_t period)
 {
@@ -213,7 +303,8 @@ static bool rescue_expired(struct piano_engine *e, uint64_t period)
 		rescue_set(e, 0);
 		e->timer_interval_ns = period;
 		timer_set(e, period);
-		tick = true;
+		/* Under a budget's wait, timer_set() put the first tick off. */
+		tick = e->timer_budget_until <= sys_now_ns();
 	}
 	pthread_mutex_unlock(&e->timer_lock);
 	return !tick;
@@ -224,6 +315,8 @@ static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 {
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
 	unsigned empty = 0; /* timer_next() */
+	struct budget budget;
+	budget_start(e, &budget);
 	while (!engine_stopping(e)) {
 		uint64_t expiries;
 		if (read(e->timer_fd, &expiries, sizeof(expiries)) < 0 && errno != EAGAIN &&
@@ -242,12 +335,17 @@ static void timer_demand_loop(struct piano_engine *e, struct poller *p)
 		}
 		unsigned work = poll_unpolled(p, period);
 		poller_end_round(p, work);
+		uint64_t until = budget_round(e, &budget, work, period);
 		pthread_mutex_lock(&e->timer_lock);
 		if (atomic_exchange_explicit(&e->timer_renewed, 0, memory_order_relaxed))
 			empty = 0;
 		uint64_t next = timer_next(e, e->timer_interval_ns, work, &empty);
+		bool was_late = e->timer_budget_until != 0;
+		e->timer_budget_until = until;
+		/* A tick put off (or one that was) sets the timerfd again even
+		 * at an unchanged interval. */
 		if (atomic_load_explicit(&e->timer_armed, memory_order_relaxed) &&
-		    next != e->timer_interval_ns) {
+		    (next != e->timer_interval_ns || until || was_late)) {
 			e->timer_interval_ns = next;
 			timer_set(e, next);
 		}
@@ -263,6 +361,9 @@ static void *timer_main(void *arg)
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
 	uint64_t sleep_ns = period;
 	unsigned empty = 0; /* timer_next() */
+	uint64_t until = 0;  /* budget_round() */
+	struct budget budget;
+	budget_start(e, &budget);
 	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the
 	 * creator's binding, and an MPI launcher binds each rank to one core,
 	 * where the timer would only take time from its own rank. */
@@ -282,13 +383,24 @@ static void *timer_main(void *arg)
 		}
 		/* seq_cst, against piano_timer_renew()'s store then park_wake():
 		 * either the flag is seen here or the nap sees the wake-up. */
-		park_nap(e, atomic_load(&e->timer_renewed) ? period : sleep_ns);
+		uint64_t nap = atomic_load(&e->timer_renewed) ? period : sleep_ns;
+		if (until) {
+			uint64_t now = sys_now_ns();
+			if (until > now + nap)
+				nap = until - now;
+		}
+		park_nap(e, nap);
+		/* A renew's wake-up does not cut a budget's wait short. */
+		for (uint64_t now = sys_now_ns(); until > now && !engine_stopping(e);
+		     now = sys_now_ns())
+			park_nap(e, until - now);
 		if (engine_stopping(e))
 			break;
 		/* A queue counts as unpolled after the base period, whatever
 		 * the current sleep: others' polls keep the timer quiet. */
 		unsigned work = poll_unpolled(&p, period);
 		poller_end_round(&p, work);
+		until = budget_round(e, &budget, work, period);
 		pthread_mutex_lock(&e->timer_lock);
 		if (atomic_exchange_explicit(&e->timer_renewed, 0, memory_order_relaxed)) {
 			sleep_ns = period;
@@ -299,6 +411,20 @@ static void *timer_main(void *arg)
 		pthread_mutex_unlock(&e->timer_lock);
 	}
 	return NULL;
+}
+
+void timer_stats_print(struct piano_engine *e)
+{
+	if (!e || !e->has_timer || (e->cfg.timer_budget <= 0 && !e->cfg.stats))
+		return;
+	uint64_t n = atomic_load_explicit(&e->timer_empty_rounds, memory_order_relaxed);
+	uint64_t cpu = atomic_load_explicit(&e->timer_empty_cpu_ns, memory_order_relaxed);
+	uint64_t waits = atomic_load_explicit(&e->timer_budget_waits, memory_order_relaxed);
+	fprintf(stderr,
+	        "# piano timer: %llu rounds without work, %.1f us of the timer thread's CPU each; "
+	        "%llu ticks put off by PIANO_TIMER_BUDGET=%ld\n",
+	        (unsigned long long)n, n ? (double)cpu / (double)n / 1e3 : 0.0,
+	        (unsigned long long)waits, e->cfg.timer_budget);
 }
 
 void timer_init(struct piano_engine *e)

@@ -14,5 +14,8 @@ void timer_init(struct piano_engine *e);
 void timer_destroy(struct piano_engine *e);
 int timer_start(struct piano_engine *e);
 void timer_stop(struct piano_engine *e);
+/* With PIANO_STATS or PIANO_TIMER_BUDGET: what the rounds without work
+ * cost, and how many ticks the budget put off (stderr). */
+void timer_stats_print(struct piano_engine *e);
 
 #endif
