@@ -308,16 +308,18 @@ static void timer_back_off(struct overrides *o)
  * was late: on a virtual machine each tick costs the computing core
  * 40-90 µs, so 4 ms apart is 1-2 % on its own, plus the 8 rounds at the
  * period that come before the back-off. PIANO_TIMER_BUDGET bounds those
- * rounds by what they cost, measured (timer.c): 0.5 % of a core, which on
- * bare metal, where a tick costs a few µs, never binds. Same conditions as
- * the back-off.
+ * rounds by what they cost, measured (timer.c): 0.2 % of a core, which on
+ * bare metal, where a tick costs a few µs, does not bind. A tick costs the
+ * computation it preempts more than the timer's CPU time (its caches): at
+ * 0.5 % a dgemm beside a late receive was still 1.3-1.8 % slower, at 0.2 %
+ * 0.5 %. Same conditions as the back-off.
  */
 static void timer_budget(struct overrides *o)
 {
 	int src = 0;
 	pmpi_setting("PIANO_TIMER_BUDGET", &src);
 	if (src == PIANO_SOURCE_DEFAULT && !pmpi_g.oversubscribed)
-		override(o, "PIANO_TIMER_BUDGET", "5");
+		override(o, "PIANO_TIMER_BUDGET", "2");
 }
 
 /*
