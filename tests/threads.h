@@ -57,4 +57,22 @@ static inline int test_thread_wakeups(pid_t tid, void *arg)
 	return 1;
 }
 
+/* test_each_thread() callback: stores the CPU time the thread has used, in
+ * ns (/proc/self/task/TID/schedstat's first field; -1 if unreadable), in
+ * *(long long *)arg and stops at the first matching thread. */
+static inline int test_thread_cpu_ns(pid_t tid, void *arg)
+{
+	char path[64];
+	long long ns = -1;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &ns) != 1)
+			ns = -1;
+		fclose(f);
+	}
+	*(long long *)arg = ns;
+	return 1;
+}
+
 #endif
