@@ -108,6 +108,14 @@ static void budget_start(const struct piano_engine *e, struct budget *b)
 	b->credit_ns = (int64_t)(BUDGET_WINDOW_NS / 1000u * (uint64_t)e->cfg.timer_budget);
 }
 
+/* A statistics counter only the timer thread writes: a relaxed load and
+ * store, no locked instruction. */
+static void count_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+	                      memory_order_relaxed);
+}
+
 /* After a round that did `work` (or not): the time before which the next
  * tick may not come, 0 for none. */
 static uint64_t budget_round(struct piano_engine *e, struct budget *b, unsigned work,
@@ -126,13 +134,8 @@ static uint64_t budget_round(struct piano_engine *e, struct budget *b, unsigned 
 		b->credit_ns = cap;
 	if (work)
 		return 0;
-	atomic_store_explicit(&e->timer_empty_rounds,
-	                      atomic_load_explicit(&e->timer_empty_rounds, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
-	atomic_store_explicit(&e->timer_empty_cpu_ns,
-	                      atomic_load_explicit(&e->timer_empty_cpu_ns, memory_order_relaxed) +
-	                              cost,
-	                      memory_order_relaxed);
+	count_add(&e->timer_empty_rounds, 1);
+	count_add(&e->timer_empty_cpu_ns, cost);
 	if (!permille)
 		return 0;
 	b->credit_ns -= (int64_t)cost;
@@ -145,10 +148,7 @@ static uint64_t budget_round(struct piano_engine *e, struct budget *b, unsigned 
 		b->credit_ns = -(int64_t)(most / 1000u * permille);
 	}
 	if (wait > period)
-		atomic_store_explicit(
-		        &e->timer_budget_waits,
-		        atomic_load_explicit(&e->timer_budget_waits, memory_order_relaxed) + 1,
-		        memory_order_relaxed);
+		count_add(&e->timer_budget_waits, 1);
 	return now + wait;
 }
 
@@ -361,7 +361,7 @@ static void *timer_main(void *arg)
 	uint64_t period = (uint64_t)e->cfg.timer_period_us * 1000u;
 	uint64_t sleep_ns = period;
 	unsigned empty = 0; /* timer_next() */
-	uint64_t until = 0;  /* budget_round() */
+	uint64_t until = 0; /* budget_round() */
 	struct budget budget;
 	budget_start(e, &budget);
 	/* Explicitly, even without PIANO_BIND_CPUS: threads inherit the

@@ -83,8 +83,10 @@ static void run_mode(const char *mode)
 	      "%s: %d timer runs of %d µs in %d ms of a task without work: over the budget "
 	      "(1 %% of a core)",
 	      mode, idle, BURN_US, RUN_MS);
-	CHECK(busy > RUN_MS / 4, "%s: %d timer runs in %d ms of a task that works: the period "
-	      "(1 ms) was not kept", mode, busy, RUN_MS);
+	CHECK(busy > RUN_MS / 4,
+	      "%s: %d timer runs in %d ms of a task that works: the period "
+	      "(1 ms) was not kept",
+	      mode, busy, RUN_MS);
 	CHECK(steps > RUN_MS / 4,
 	      "%s: %d timer runs in %d ms of a task that works every fourth round: the "
 	      "budget put off its steps",

@@ -64,19 +64,23 @@ int main(int argc, char **argv)
 		uint64_t r0 = timer_rounds(), e0 = timer_empty_rounds();
 		mpitest_spin_ms(COMPUTE_MS);
 		long long c1 = timer_cpu_ns();
-		uint64_t rounds = timer_rounds() - r0, worked = rounds - (timer_empty_rounds() - e0);
+		uint64_t rounds = timer_rounds() - r0,
+		         worked = rounds - (timer_empty_rounds() - e0);
 		CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 		if (c0 < 0 || c1 < 0) {
 			printf("rank 0: no schedstat for the timer thread: not checked\n");
 		} else {
 			double cpu_ms = (double)(c1 - c0) / 1e6;
-			double most = (double)budget / 1000.0 * (COMPUTE_MS + 100.0 * (1 + worked)) +
+			double most = (double)budget / 1000.0 *
+			                      (COMPUTE_MS + 100.0 * (1 + worked)) +
 			              SLACK_MS;
-			printf("rank 0: timer budget %ld per mille: %llu timer rounds (%llu counted as "
-			       "work), %.2f ms of the timer thread's CPU in %d ms with a late receive "
+			printf("rank 0: timer budget %ld per mille: %llu timer rounds (%llu "
+			       "counted as "
+			       "work), %.2f ms of the timer thread's CPU in %d ms with a late "
+			       "receive "
 			       "(bound %.2f ms)\n",
-			       budget, (unsigned long long)rounds, (unsigned long long)worked, cpu_ms,
-			       COMPUTE_MS, most);
+			       budget, (unsigned long long)rounds, (unsigned long long)worked,
+			       cpu_ms, COMPUTE_MS, most);
 			if (cpu_ms > most) {
 				printf("rank 0: the timer took %.2f ms of CPU, over the budget's "
 				       "%.2f ms\n",
