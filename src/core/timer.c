@@ -78,10 +78,11 @@ static uint64_t timer_next(const struct piano_engine *e, uint64_t cur, unsigned 
  * many per mille of a core, averaged over BUDGET_WINDOW_NS. A round's cost
  * is the timer thread's CPU time since the end of its previous round: the
  * wake-up, the polls, the way back to sleep. On this project's virtual
- * machines a tick that preempts a computing thread costs it 40-90 µs
- * (docs/performance.md, "A memory-bound kernel"), so the back-off alone
- * (4 ms) still took 2-3 % of a memory-bound kernel while a peer was late;
- * on bare metal a tick costs a few µs and the budget never binds. The
+ * machines an empty tick beside a computing thread took 27-100 µs of it
+ * (docs/performance.md, "While a receive is pending"), so the back-off
+ * alone (4 ms) still cost a kernel 1-2 % while a peer was late; on bare
+ * metal a tick costs a few µs and a budget of a few per mille does not
+ * bind. The
  * budget is a credit: it grows with time at the budget's rate up to one
  * window's worth, each round without work spends its cost, and while it
  * is owed no tick comes (`timer_budget_until`, applied by timer_set() and
