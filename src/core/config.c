@@ -104,7 +104,7 @@ const struct piano_setting_spec config_core_table[] = {
 	{ "PIANO_TIMER_BUDGET", PIANO_SETTING_INT, "0", 0, 1000, NULL, NULL, NULL,
 	  "Share of a core, in per mille, that the timer thread's rounds without work may take, "
 	  "averaged over 100 ms; a round's cost is the thread's own CPU time from the end of its "
-	  "previous round (the wake-up included: 40-100 µs on a virtual machine whose core was "
+	  "previous round (the wake-up included: 27-100 µs on a virtual machine whose core was "
 	  "computing, a few µs on bare metal). Once the rounds without work have taken more, the "
 	  "next tick waits until the average is back under the budget (at most 64 periods), "
 	  "whatever `PIANO_TIMER_MAX_US` and new work (`piano_timer_renew()`) say; a round that "
