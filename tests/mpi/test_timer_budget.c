@@ -9,12 +9,20 @@
  * COMPUTE_MS with no MPI call while rank 1 computes too and sends only
  * afterwards: every tick of rank 0's timer meanwhile finds nothing. The
  * timer thread's CPU time over the computation (schedstat) must stay under
- * the budget's share of it, plus the credit a quiet start leaves (100 ms
- * worth), the credit each round that counted as work restores (100 ms
- * worth each: a call judged busy by its duration, now and then, more
- * often in sanitizer builds) and one round's overshoot (SLACK_MS). The _fails variant sets the budget to 0 with a fixed 1 ms
- * period: ~COMPUTE_MS rounds of 30-100 µs each on this project's virtual
- * machines, well above the bound.
+ * what the budget allows (timer.c):
+ *   - its share of the time, plus the credit a quiet start leaves (100 ms
+ *     worth) and the credit each round that counted as work restores
+ *     (100 ms worth each: a cold call judged busy by its duration, now and
+ *     then, more often in sanitizer builds);
+ *   - or, where rounds cost more than the share of 64 periods (a loaded
+ *     machine: 200 µs rounds were seen in a full CI run), one round per
+ *     64 periods, the longest wait (the debt beyond it is forgiven):
+ *     COMPUTE_MS / 64 + 1 rounds at the window's average cost;
+ *   - and the last rounds' overshoot (two rounds at the average cost,
+ *     and SLACK_MS).
+ * The _fails variant sets the budget to 0 with a fixed 1 ms period:
+ * ~COMPUTE_MS rounds of 15-30 µs each on this project's virtual machines,
+ * 4-12 ms in all (on a loaded machine or not), above its bound of ~2 ms.
  */
 #include "timertest.h"
 #include "../threads.h"
@@ -24,7 +32,7 @@
 
 #define BIG (1 << 20) /* above every eager limit: tracked */
 #define COMPUTE_MS 400
-#define SLACK_MS 1.5
+#define SLACK_MS 2.0
 
 static uint64_t timer_empty_rounds(void)
 {
@@ -48,6 +56,10 @@ int main(int argc, char **argv)
 	long budget = -1;
 	int source = -1;
 	CHECK(piano_setting_read("PIANO_TIMER_BUDGET", &budget, NULL, 0, &source) == 0);
+	long period_us = 0;
+	CHECK(piano_setting_read("PIANO_TIMER_PERIOD_US", &period_us, NULL, 0, NULL) == 0);
+	CHECK(period_us > 0);
+	double period_ms = (double)period_us / 1000.0;
 	int ok = 1;
 	if (source != PIANO_SOURCE_ENV && budget != 2) {
 		printf("rank %d: PIANO_TIMER_BUDGET is %ld (source %d), not the layer's 2\n", rank,
@@ -71,9 +83,10 @@ int main(int argc, char **argv)
 			printf("rank 0: no schedstat for the timer thread: not checked\n");
 		} else {
 			double cpu_ms = (double)(c1 - c0) / 1e6;
+			double round_ms = rounds ? cpu_ms / (double)rounds : 0.0;
 			double most = (double)budget / 1000.0 *
 			                      (COMPUTE_MS + 100.0 * (1 + worked)) +
-			              SLACK_MS;
+			              (COMPUTE_MS / (64.0 * period_ms) + 3) * round_ms + SLACK_MS;
 			printf("rank 0: timer budget %ld per mille: %llu timer rounds (%llu "
 			       "counted as "
 			       "work), %.2f ms of the timer thread's CPU in %d ms with a late "
