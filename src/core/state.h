@@ -69,9 +69,9 @@ struct piano_engine {
 	_Atomic int timer_slow;    /* the interval is above the period */
 	_Atomic int timer_renewed; /* restart the count of empty rounds */
 	/* PIANO_TIMER_BUDGET (timer.c): no tick before this time (0: none);
-	 * written by the timer thread under timer_lock, read by timer_set()
-	 * under it. The counters: written by the timer thread, read by the
-	 * statistics (relaxed). */
+	 * written by the timer thread under timer_lock, read under it by
+	 * timer_set() and rescue_expired(). The counters: written by the
+	 * timer thread, read by the statistics (relaxed). */
 	uint64_t timer_budget_until;
 	_Atomic uint64_t timer_empty_rounds, timer_empty_cpu_ns, timer_budget_waits;
 	struct handoff handoff;    /* handoff.c */

@@ -304,10 +304,11 @@ static void timer_back_off(struct overrides *o)
 }
 
 /*
- * The back-off still left a memory-bound kernel 2-3 % slower while a peer
- * was late: on a virtual machine each tick costs the computing core
- * 40-90 µs, so 4 ms apart is 1-2 % on its own, plus the 8 rounds at the
- * period that come before the back-off. PIANO_TIMER_BUDGET bounds those
+ * The back-off still left a kernel 1.2-2 % slower while a peer was late
+ * (bench_interference): on a virtual machine an empty tick beside a
+ * computing rank takes 27-100 µs of the timer's CPU, plus what it costs
+ * the rank in caches, 4 ms apart and in the 8 rounds at the period that
+ * come before the back-off. PIANO_TIMER_BUDGET bounds those
  * rounds by what they cost, measured (timer.c): 0.2 % of a core, which on
  * bare metal, where a tick costs a few µs, does not bind. A tick costs the
  * computation it preempts more than the timer's CPU time (its caches): at
