@@ -175,8 +175,12 @@ static void cache_put(struct coll_op *op)
 int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **out)
 {
 	coll_shadow_reap();
+	coll_op_reap();
 	struct coll_persist *persist = coll_op_persist;
-	bool reusable = !persist && key_reusable(key);
+	if (persist && persist->err)
+		return persist->err; /* a duplicate or a hold the graph needs */
+	bool persistent = persist && !persist->transient;
+	bool reusable = !persistent && key_reusable(key);
 	struct coll_op *op = reusable ? cache_take(comm, key) : NULL;
 	if (op) {
 		/* Its graph is committed and not running: only the tags move
@@ -205,13 +209,17 @@ int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **ou
 		goto err_op;
 	op->rank = op->sh->rank;
 	op->size = op->sh->size;
-	if (persist) {
+	if (persistent) {
 		op->persistent = true;
 		op->tag = coll_shadow_ptag(op->sh);
 		if (op->tag < 0) {
 			rc = COLL_ENOTAGS;
 			goto err_op;
 		}
+	} else {
+		op->tag = coll_shadow_tag(op->sh);
+	}
+	if (persist) {
 		/* The graph names these duplicates from here on. */
 		op->own = persist->own;
 		op->nown = persist->nown;
@@ -220,8 +228,6 @@ int coll_op_begin(MPI_Comm comm, const struct coll_key *key, struct coll_op **ou
 		op->op_held = persist->op_held;
 		op->held = persist->held;
 		persist->op_held = false;
-	} else {
-		op->tag = coll_shadow_tag(op->sh);
 	}
 	op->ntags = op->sh->tags;
 	op->one_node = coll_world_one_node && op->sh->in_world;
@@ -271,6 +277,24 @@ static int op_query(void *extra, MPI_Status *status)
 	return code ? code : MPI_SUCCESS;
 }
 
+/*
+ * Operations holding MPI objects (a duplicated datatype, a held operation)
+ * whose request the MPI freed: op_free() runs inside the MPI's completion
+ * call, where MPICH 4.0.2 asserts on a nested MPI_Type_free, so they are
+ * destroyed at the next coll_op_begin() or coll_op_reap() instead, from the
+ * application's call. Under cache_lock.
+ */
+static struct coll_op *deferred;
+
+void coll_op_reap(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	struct coll_op *dead = deferred;
+	deferred = NULL;
+	pthread_mutex_unlock(&cache_lock);
+	destroy_list(dead);
+}
+
 static int op_free(void *extra)
 {
 	struct coll_op *op = extra;
@@ -287,8 +311,14 @@ static int op_free(void *extra)
 	if (op->key.kind != COLL_NONE && op->scratch_bytes <= CACHE_SCRATCH_MAX &&
 	    atomic_load_explicit(&op->g->state, memory_order_acquire) == GRAPH_DONE)
 		cache_put(op);
-	else
+	else if (op->nown || op->op_held) {
+		pthread_mutex_lock(&cache_lock);
+		op->next_dead = deferred;
+		deferred = op;
+		pthread_mutex_unlock(&cache_lock);
+	} else {
 		op_destroy(op);
+	}
 	return MPI_SUCCESS;
 }
 

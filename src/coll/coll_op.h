@@ -110,14 +110,19 @@ struct coll_op {
 };
 
 /*
- * Persistent mode (coll_persist.h): set for the calling thread around a
- * builder's call; coll_op_begin() then makes a new operation with tags of
- * its own for its whole life (or fails with COLL_ENOTAGS) and takes the
- * duplicated datatypes, and coll_op_start() commits it without starting
- * and leaves it in `op` for coll_persist_end().
+ * A builder's call bracket (coll_persist.h), set for the calling thread
+ * around every call the MPI layer makes: coll_op_begin() takes the
+ * duplicated datatypes and the held operation into the new operation, which
+ * keeps them until it is destroyed, since the application may free its
+ * handles as soon as the call returned (MPI-4.0 §2.5.1: pending operations
+ * complete normally). In persistent mode (not `transient`) coll_op_begin()
+ * makes a new operation with tags of its own for its whole life (or fails
+ * with COLL_ENOTAGS), and coll_op_start() commits it without starting and
+ * leaves it in `op` for coll_persist_end().
  */
 enum { COLL_ENOTAGS = -1 };
 struct coll_persist {
+	bool transient; /* a non-blocking call's: started, no persistent handle */
 	MPI_Datatype *own; /* duplicates of the caller's derived datatypes (heap) */
 	int nown, cap;
 	MPI_Datatype *lists[2]; /* coll_persist_types()'s arrays, freed at the end */
@@ -150,6 +155,11 @@ void *coll_op_scratch(struct coll_op *op, size_t bytes);
 int coll_op_start(struct coll_op *op, MPI_Request *request);
 /* Destroys an operation that is not running. */
 void coll_op_abandon(struct coll_op *op);
+/* Destroys the finished operations whose datatype duplicates or operation
+ * hold could not be released inside the MPI's completion call (coll_op.c);
+ * called from the application's calls, and at MPI_Finalize once no graph
+ * runs. */
+void coll_op_reap(void);
 
 /* PIANO_E* of a graph call as an MPI error code, for the builders. */
 int coll_mpi_error(int piano_rc);

@@ -35,9 +35,10 @@ static uint64_t key_of(MPI_Request r)
 	return k;
 }
 
-void coll_persist_begin(struct coll_persist *p)
+void coll_persist_begin(struct coll_persist *p, bool persistent)
 {
 	memset(p, 0, sizeof(*p));
+	p->transient = !persistent;
 	p->outer = coll_op_persist;
 	coll_op_persist = p;
 }
@@ -90,8 +91,13 @@ const MPI_Datatype *coll_persist_types(struct coll_persist *p, const MPI_Datatyp
 	}
 	p->lists[p->nlists++] = out;
 	for (int i = 0; i < n; i++) {
-		/* One duplicate per distinct datatype: an all-to-all names the
-		 * same few for every peer. Quadratic, once, at the init. */
+		/* One duplicate per distinct derived datatype: an all-to-all
+		 * names the same few for every peer. Quadratic in the derived
+		 * ones at worst, once per call. */
+		if (types[i] == MPI_DATATYPE_NULL || pmpi_type_predefined(types[i])) {
+			out[i] = types[i];
+			continue;
+		}
 		int j = 0;
 		while (j < i && types[j] != types[i])
 			j++;
@@ -105,7 +111,9 @@ static int commit(struct coll_op *op, MPI_Request *request);
 int coll_persist_end(struct coll_persist *p, int rc, MPI_Request *request)
 {
 	coll_op_persist = p->outer;
-	if (p->err && rc == MPI_SUCCESS)
+	/* A non-blocking call that succeeded has started: its graph did
+	 * without what failed (coll_op_begin() fails on p->err). */
+	if (p->err && rc == MPI_SUCCESS && !p->transient)
 		rc = p->err;
 	if (p->op) {
 		if (rc == MPI_SUCCESS)

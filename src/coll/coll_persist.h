@@ -21,7 +21,7 @@
  * Building one: the MPI layer brackets the builder call (coll_algo.h) with
  *
  *   struct coll_persist p;
- *   coll_persist_begin(&p);
+ *   coll_persist_begin(&p, true);
  *   type = coll_persist_type(&p, type);      (each datatype argument)
  *   op = coll_persist_op(&p, op);            (a reduction's operation)
  *   types = coll_persist_types(&p, types, n); (each array of them)
@@ -31,6 +31,12 @@
  * and then rc is an MPI error code, or COLL_ENOTAGS: every range kept for
  * persistent collectives on that communicator is taken, and the MPI's own
  * MPI_<coll>_init must run the collective (every rank gets the same answer).
+ *
+ * A non-blocking collective's call is bracketed the same way with
+ * coll_persist_begin(&p, false): its operation, started by the builder,
+ * holds the duplicates and the operation until it is destroyed, since the
+ * application may free its own as soon as the call returned, while the
+ * graph posts some of its messages and reductions later.
  */
 #ifndef PIANO_COLL_PERSIST_H
 #define PIANO_COLL_PERSIST_H
@@ -42,9 +48,10 @@
 
 #include "coll_op.h"
 
-/* Persistent mode for the builders this thread calls until
- * coll_persist_end(). */
-void coll_persist_begin(struct coll_persist *p);
+/* The bracket for the builders this thread calls until coll_persist_end():
+ * persistent mode, or (not `persistent`) a non-blocking call's, whose
+ * operation holds the duplicates and the operation as well. */
+void coll_persist_begin(struct coll_persist *p, bool persistent);
 /* The datatype the graph is to use for t: t itself when predefined, else a
  * duplicate the operation owns (t, and p->err set, when that fails). */
 MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t);

@@ -127,21 +127,23 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 
 /*
  * A builder's call (coll_algo.h) for c: GRAPH_BEGIN, the builder with every
- * datatype through GRAPH_TYPE, GRAPH_END. In persistent mode the builder
- * makes the handle instead of starting (coll_persist.h), and GRAPH_END's
- * result may be COLL_ENOTAGS: the MPI's own then runs the collective.
+ * datatype through GRAPH_TYPE and the operation through GRAPH_OP, GRAPH_END.
+ * The graph holds a duplicate of each derived datatype and a hold on a
+ * user-defined operation (coll_persist.h): the application may free its own
+ * once the call returned, while the graph posts messages and reduces later.
+ * In persistent mode the builder makes the handle instead of starting, and
+ * GRAPH_END's result may be COLL_ENOTAGS: the MPI's own then runs the
+ * collective.
  */
 #define GRAPH_BEGIN(c)            \
 	struct coll_persist pers; \
-	if ((c)->persistent)      \
-	coll_persist_begin(&pers)
-#define GRAPH_TYPE(c, t) ((c)->persistent ? coll_persist_type(&pers, (t)) : (t))
-#define GRAPH_OP(c, o) ((c)->persistent ? coll_persist_op(&pers, (o)) : (o))
-#define GRAPH_TYPES(c, t, n) ((c)->persistent ? coll_persist_types(&pers, (t), (n)) : (t))
+	coll_persist_begin(&pers, (c)->persistent)
+#define GRAPH_TYPE(c, t) coll_persist_type(&pers, (t))
+#define GRAPH_OP(c, o) coll_persist_op(&pers, (o))
+#define GRAPH_TYPES(c, t, n) coll_persist_types(&pers, (t), (n))
 #define GRAPH_END(c, rc)                                                                         \
 	do {                                                                                     \
-		if ((c)->persistent)                                                             \
-			(rc) = coll_persist_end(&pers, (rc), (c)->request);                      \
+		(rc) = coll_persist_end(&pers, (rc), (c)->request);                              \
 		if ((rc) == COLL_ENOTAGS)                                                        \
 			atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed); \
 	} while (0)
@@ -263,7 +265,7 @@ static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Data
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IALLREDUCE, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      (!c->persistent || op_holdable(op)))) {
+	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_iallreduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                         GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
@@ -487,7 +489,7 @@ static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IEXSCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      (!c->persistent || op_holdable(op)))) {
+	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_iexscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                      GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
@@ -835,7 +837,7 @@ static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_IREDUCE, comm, root,
 	              ok(count, datatype) && op != MPI_OP_NULL &&
-	                      (!c->persistent || op_holdable(op)))) {
+	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                      GRAPH_OP(c, op), root, comm, pmpi_g.coll_segment, c->request);
@@ -911,7 +913,7 @@ static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recv
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
 	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
 	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0, &total) &&
-	                      (!c->persistent || op_holdable(op)) &&
+	                      op_holdable(op) &&
 	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, GRAPH_TYPE(c, datatype),
@@ -949,7 +951,7 @@ static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recv
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
 	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
 	                      scatter_total_ok(comm, NULL, recvcount, &total) &&
-	                      (!c->persistent || op_holdable(op)) &&
+	                      op_holdable(op) &&
 	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
@@ -985,7 +987,7 @@ static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 	pmpi_ensure();
 	if (use_graph(PMPI_COLL_ISCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      (!c->persistent || op_holdable(op)))) {
+	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_iscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                    GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);

@@ -7,6 +7,7 @@
 #include "aside.h"
 #include "base.h"
 #include "coll_algo.h"
+#include "coll_op.h"
 #include "coll_shadow.h"
 #include "graph_share.h"
 #include "cvar.h"
@@ -1026,6 +1027,7 @@ PMPI_EXPORT int MPI_Finalize(void)
 		watch_shutdown();
 		progress_shutdown();
 		coll_shadow_reap();
+		coll_op_reap();
 		report_finish();
 		if (pmpi_g.stats)
 			print_stats();
