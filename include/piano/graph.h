@@ -48,7 +48,9 @@ typedef int (*piano_graph_fn)(void *arg);
  * said on stderr; docs/mpi.md, "Serialized mode"). */
 PIANO_API int piano_graph_create(MPI_Comm comm, piano_graph_t **out);
 
-/* Nodes. Buffers must stay valid while the graph runs. `node` may be NULL. */
+/* Nodes. Buffers, datatypes and operations must stay valid while the graph
+ * runs (the graph names the caller's handles; piano's own collectives hold
+ * duplicates instead, docs/coll.md). `node` may be NULL. */
 PIANO_API int piano_graph_add_send(piano_graph_t *g, const void *buf, int count, MPI_Datatype type,
                                    int peer, int tag, int *node);
 PIANO_API int piano_graph_add_recv(piano_graph_t *g, void *buf, int count, MPI_Datatype type,
