@@ -141,6 +141,11 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 #define GRAPH_TYPE(c, t) coll_persist_type(&pers, (t))
 #define GRAPH_OP(c, o) coll_persist_op(&pers, (o))
 #define GRAPH_TYPES(c, t, n) coll_persist_types(&pers, (t), (n))
+/* GRAPH_TYPE for an argument the call may ignore (in place, or a root's
+ * argument on another rank): the graph never uses an ignored one, and
+ * duplicating whatever the application left there could fail, or abort in
+ * the MPI's error handler. */
+#define GRAPH_TYPE_IF(c, used, t) ((used) ? GRAPH_TYPE(c, (t)) : (t))
 #define GRAPH_END(c, rc)                                                                         \
 	do {                                                                                     \
 		(rc) = coll_persist_end(&pers, (rc), (c)->request);                              \
@@ -196,7 +201,8 @@ static int iallgather_at(const void *sendbuf, int sendcount, MPI_Datatype sendty
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
 		GRAPH_BEGIN(c);
-		int rc = coll_iallgather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype),
+		int rc = coll_iallgather(sendbuf, sendcount,
+		                         GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype),
 		                         uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
 		                         c->request);
 		GRAPH_END(c, rc);
@@ -234,8 +240,9 @@ static int iallgatherv_at(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
 		GRAPH_BEGIN(c);
 		recv.type = GRAPH_TYPE(c, recvtype);
-		int rc = coll_iallgather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype), recv, comm,
-		                         c->request);
+		int rc = coll_iallgather(sendbuf, sendcount,
+		                         GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype), recv,
+		                         comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
@@ -297,7 +304,8 @@ static int ialltoall_at(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
 		GRAPH_BEGIN(c);
-		int rc = coll_ialltoall(uniform(sendbuf, sendcount, GRAPH_TYPE(c, sendtype)),
+		int rc = coll_ialltoall(uniform(sendbuf, sendcount,
+		                                GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype)),
 		                        uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
 		                        c->request);
 		GRAPH_END(c, rc);
@@ -516,6 +524,12 @@ PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_D
 /* Whether this rank's buffers are valid where they are significant: the
  * root's `many` side (size blocks), everyone's `one` side (except the
  * root's when in place). */
+static bool is_root(MPI_Comm comm, int root)
+{
+	int rank = -1;
+	return PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root;
+}
+
 static bool rooted_ok(MPI_Comm comm, int root, bool in_place, const struct coll_blocks *many,
                       int one_count, MPI_Datatype one_type)
 {
@@ -539,9 +553,11 @@ static int igather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	    use_graph(PMPI_COLL_IGATHER, comm, root,
 	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype))) {
 		GRAPH_BEGIN(c);
-		recv.type = GRAPH_TYPE(c, recvtype);
-		int rc = coll_igather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype), recv, root, comm,
-		                      c->request);
+		bool at_root = is_root(comm, root);
+		recv.type = GRAPH_TYPE_IF(c, at_root, recvtype);
+		int rc = coll_igather(sendbuf, sendcount,
+		                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE, sendtype),
+		                      recv, root, comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IGATHER, count, type, rc, c);
@@ -575,9 +591,11 @@ static int igatherv_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 	    use_graph(PMPI_COLL_IGATHER, comm, root,
 	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype))) {
 		GRAPH_BEGIN(c);
-		recv.type = GRAPH_TYPE(c, recvtype);
-		int rc = coll_igather(sendbuf, sendcount, GRAPH_TYPE(c, sendtype), recv, root, comm,
-		                      c->request);
+		bool at_root = is_root(comm, root);
+		recv.type = GRAPH_TYPE_IF(c, at_root, recvtype);
+		int rc = coll_igather(sendbuf, sendcount,
+		                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE, sendtype),
+		                      recv, root, comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
@@ -1022,9 +1040,11 @@ static int iscatter_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 	    use_graph(PMPI_COLL_ISCATTER, comm, root,
 	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype))) {
 		GRAPH_BEGIN(c);
-		send.type = GRAPH_TYPE(c, sendtype);
-		int rc = coll_iscatter(send, recvbuf, recvcount, GRAPH_TYPE(c, recvtype), root,
-		                       comm, c->request);
+		bool at_root = is_root(comm, root);
+		send.type = GRAPH_TYPE_IF(c, at_root, sendtype);
+		int rc = coll_iscatter(send, recvbuf, recvcount,
+		                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype),
+		                       root, comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_ISCATTER, count, type, rc, c);
@@ -1058,9 +1078,11 @@ static int iscatterv_at(const void *sendbuf, const int sendcounts[], const int d
 	    use_graph(PMPI_COLL_ISCATTER, comm, root,
 	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype))) {
 		GRAPH_BEGIN(c);
-		send.type = GRAPH_TYPE(c, sendtype);
-		int rc = coll_iscatter(send, recvbuf, recvcount, GRAPH_TYPE(c, recvtype), root,
-		                       comm, c->request);
+		bool at_root = is_root(comm, root);
+		send.type = GRAPH_TYPE_IF(c, at_root, sendtype);
+		int rc = coll_iscatter(send, recvbuf, recvcount,
+		                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype),
+		                       root, comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, rc, c);

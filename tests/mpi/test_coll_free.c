@@ -15,7 +15,10 @@
  *   - MPI_Igatherv into a vector type;
  *   - MPI_Ialltoallw with a derived type per peer;
  *   - MPI_Iallreduce with an operation made through its profiling name
- *     (PMPI_Op_create, unknown to piano: the MPI's own must run it).
+ *     (PMPI_Op_create, unknown to piano: the MPI's own must run it);
+ *   - arguments the call ignores (a gather's receive type off the root, a
+ *     scatter's send type, an in-place allgather's send type) holding a
+ *     freed datatype's handle: nothing may use them, nor duplicate them.
  * Any number of ranks. Prints "coll free: all checks passed" on rank 0.
  */
 #include "mpitest.h"
@@ -211,6 +214,45 @@ static void alltoallw_types(int round)
 	free(decoys);
 }
 
+static void ignored_types(int round)
+{
+	int *s = malloc(sizeof(int) * N * (size_t)size), *r = malloc(sizeof(int) * N * (size_t)size);
+	CHECK(s && r);
+	MPI_Datatype stale;
+	CHECK_MPI(MPI_Type_vector(2, 1, 3, MPI_INT, &stale));
+	CHECK_MPI(MPI_Type_commit(&stale));
+	MPI_Datatype freed = stale;
+	CHECK_MPI(MPI_Type_free(&stale));
+	for (int i = 0; i < N * size; i++)
+		s[i] = 1000 * rank + i + round;
+	MPI_Request q;
+
+	memset(r, 0, sizeof(int) * N * (size_t)size);
+	CHECK_MPI(MPI_Igather(s, N, MPI_INT, rank == 0 ? r : NULL, N, rank == 0 ? MPI_INT : freed,
+	                      0, MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+	if (rank == 0)
+		for (int p = 0; p < size; p++)
+			for (int i = 0; i < N; i++)
+				CHECK(r[p * N + i] == 1000 * p + i + round);
+
+	CHECK_MPI(MPI_Iscatter(rank == 0 ? s : NULL, N, rank == 0 ? MPI_INT : freed, r, N,
+	                       MPI_INT, 0, MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+	for (int i = 0; i < N; i++)
+		CHECK(r[i] == rank * N + i + round);
+
+	for (int i = 0; i < N; i++)
+		r[rank * N + i] = s[i];
+	CHECK_MPI(MPI_Iallgather(MPI_IN_PLACE, 0, freed, r, N, MPI_INT, MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+	for (int p = 0; p < size; p++)
+		for (int i = 0; i < N; i++)
+			CHECK(r[p * N + i] == 1000 * p + i + round);
+	free(s);
+	free(r);
+}
+
 int main(int argc, char **argv)
 {
 	int provided;
@@ -222,6 +264,7 @@ int main(int argc, char **argv)
 		reductions(round);
 		gatherv_vector(round);
 		alltoallw_types(round);
+		ignored_types(round);
 	}
 	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
