@@ -22,6 +22,7 @@
 #include "serial.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ */
 #endif
@@ -923,10 +924,13 @@ static bool auto_ok(int total, MPI_Datatype type, MPI_Op op)
 	       (long long)total * tsize >= pmpi_g.coll_auto_min;
 }
 
-static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const struct call *c)
+/* MPI_Ireduce_scatter as a graph when PIANO_COLL takes it: returns
+ * COLL_NOT_TAKEN when the MPI's own is to run it. The graph reads
+ * recvcounts only here. */
+static int ireduce_scatter_graph(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 const struct call *c)
 {
-	pmpi_ensure();
 	int total = 0;
 	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
 	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
@@ -941,6 +945,16 @@ static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recv
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL, rc, c);
 	}
+	return COLL_NOT_TAKEN;
+}
+
+static int ireduce_scatter_at(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const struct call *c)
+{
+	pmpi_ensure();
+	int rc = ireduce_scatter_graph(sendbuf, recvbuf, recvcounts, datatype, op, comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
@@ -1584,12 +1598,58 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 	                    (sendbuf, recvbuf, count, datatype, op, root, comm, request));
 }
 
+/*
+ * A reduce-scatter's MPI_Count recvcounts as ints in *out (freed by the
+ * caller), NULL when one count or their sum does not fit an int, or on an
+ * inter-communicator. Every rank passes the same counts, so every rank
+ * decides alike. MPI_ERR_NO_MEM when out of memory, said to the caller
+ * rather than sending this rank alone to the MPI's schedule.
+ */
+static int redscat_counts(MPI_Comm comm, const MPI_Count *counts, int **out)
+{
+	*out = NULL;
+	int inter = 1, size = 0;
+	if (comm == MPI_COMM_NULL || !counts || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+	    inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+		return MPI_SUCCESS;
+	MPI_Count total = 0;
+	for (int i = 0; i < size; i++) {
+		if (!fits(counts[i]) || (total += counts[i]) > INT_MAX)
+			return MPI_SUCCESS;
+	}
+	int *c = malloc(sizeof(*c) * (size_t)size);
+	if (!c)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < size; i++)
+		c[i] = (int)counts[i];
+	*out = c;
+	return MPI_SUCCESS;
+}
+
 PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
                                       const MPI_Count recvcounts[], MPI_Datatype datatype,
                                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
+	pmpi_ensure();
+	int *counts, rc = redscat_counts(comm, recvcounts, &counts);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (counts) {
+		rc = ireduce_scatter_graph(sendbuf, recvbuf, counts, datatype, op, comm,
+		                           ICALL(request, site));
+		free(counts);
+		if (rc != COLL_NOT_TAKEN)
+			return rc;
+		/* The MPI's own, with the application's arrays, which it may
+		 * read until the operation completes. */
+		return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+		                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts,
+		                                                     datatype, op, comm, request),
+		                              request),
+		                   ICALL(request, site));
+	}
 	return LARGE_ON_MPI(PMPI_COLL_IREDUCE_SCATTER, Ireduce_scatter, REPORT_IREDUCE_SCATTER, -1,
 	                    MPI_DATATYPE_NULL,
 	                    (sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
@@ -1659,7 +1719,8 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 	do {                                                                       \
 		pmpi_ensure();                                                     \
 		large_on_mpi(bit, name);                                           \
-		return coll_report(kind, count, type, call, PCALL(request, info)); \
+		return coll_report(kind, count, type, coll_track_init(call, request), \
+		                   PCALL(request, info));                          \
 	} while (0)
 
 PMPI_EXPORT int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
@@ -1800,6 +1861,24 @@ PMPI_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
                                           MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	int *counts, rc = redscat_counts(comm, recvcounts, &counts);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (counts) {
+		rc = ireduce_scatter_graph(sendbuf, recvbuf, counts, datatype, op, comm,
+		                           PCALL(request, info));
+		free(counts);
+		if (rc != COLL_NOT_TAKEN)
+			return rc;
+		return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+		                   coll_track_init(PMPI_Reduce_scatter_init_c(sendbuf, recvbuf,
+		                                                              recvcounts, datatype,
+		                                                              op, comm, info,
+		                                                              request),
+		                                   request),
+		                   PCALL(request, info));
+	}
 	PCOLL_C_NATIVE(PMPI_COLL_IREDUCE_SCATTER, REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
 	               "MPI_Reduce_scatter_init_c",
 	               PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,

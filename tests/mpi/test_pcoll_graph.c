@@ -14,9 +14,10 @@
  * datatype per peer (MPI_Alltoallw_init: contiguous ints for even peers, a
  * strided vector for odd ones, freed after the init like the broadcast's)
  * and a neighbourhood one on a distributed-graph ring
- * (MPI_Neighbor_alltoallw_init, the same datatypes); on MPI-4 a broadcast
- * and an allreduce whose rank 0 calls the large-count inits (MPI_Bcast_init_c)
- * and the others the int ones. Under PIANO_COLL=graph
+ * (MPI_Neighbor_alltoallw_init, the same datatypes); on MPI-4 a broadcast,
+ * an allreduce and a reduce-scatter (its counts an array of MPI_Count)
+ * whose rank 0 calls the large-count inits (MPI_Bcast_init_c) and the
+ * others the int ones. Under PIANO_COLL=graph
  * the ctest entry also asks PIANO_STATS to show the graphs made. Skipped
  * (77) on an MPI without persistent collectives.
  */
@@ -33,7 +34,8 @@ enum {
 	NCOLL = 19,
 	NP2P = NCOLL + 2, /* and a persistent send and receive */
 #if MPI_VERSION >= 4
-	NREQ = NP2P + 2, /* and a broadcast and an allreduce whose rank 0 calls the _c forms */
+	NREQ = NP2P + 3, /* and a broadcast, an allreduce and a reduce-scatter whose rank 0
+	                  * calls the _c forms */
 #else
 	NREQ = NP2P,
 #endif
@@ -182,14 +184,29 @@ int main(int argc, char **argv)
 	/* A rank may call the large-count form while the others call the int
 	 * form: both must take the same path. */
 	static int cbuf[N], cin[N], cout[N];
+	int *rs_counts = malloc(sizeof(int) * (size_t)size), rs_total = 0;
+	MPI_Count *rs_ccounts = malloc(sizeof(MPI_Count) * (size_t)size);
+	CHECK(rs_counts && rs_ccounts);
+	for (int i = 0; i < size; i++) {
+		rs_ccounts[i] = rs_counts[i] = N / 2 + 3 * i;
+		rs_total += rs_counts[i];
+	}
+	int *rs_in = malloc(sizeof(int) * (size_t)rs_total),
+	    *rs_out = malloc(sizeof(int) * (size_t)rs_counts[rank]),
+	    *rs_want = malloc(sizeof(int) * (size_t)rs_counts[rank]);
+	CHECK(rs_in && rs_out && rs_want);
 	if (rank == 0) {
 		CHECK_MPI(MPI_Bcast_init_c(cbuf, N, MPI_INT, root, comm, info, &r[NP2P]));
 		CHECK_MPI(MPI_Allreduce_init_c(cin, cout, N, MPI_INT, MPI_SUM, comm, info,
 		                               &r[NP2P + 1]));
+		CHECK_MPI(MPI_Reduce_scatter_init_c(rs_in, rs_out, rs_ccounts, MPI_INT, MPI_SUM,
+		                                    comm, info, &r[NP2P + 2]));
 	} else {
 		CHECK_MPI(MPI_Bcast_init(cbuf, N, MPI_INT, root, comm, info, &r[NP2P]));
 		CHECK_MPI(MPI_Allreduce_init(cin, cout, N, MPI_INT, MPI_SUM, comm, info,
 		                             &r[NP2P + 1]));
+		CHECK_MPI(MPI_Reduce_scatter_init(rs_in, rs_out, rs_counts, MPI_INT, MPI_SUM, comm,
+		                                  info, &r[NP2P + 2]));
 	}
 #endif
 
@@ -213,6 +230,10 @@ int main(int argc, char **argv)
 			cbuf[i] = rank == root ? value(root, i, run) : -7;
 			cin[i] = value(rank, i, run);
 		}
+		for (int i = 0; i < rs_total; i++)
+			rs_in[i] = value(rank, i, run + 5);
+		for (int i = 0; i < rs_counts[rank]; i++)
+			rs_out[i] = -7;
 #endif
 
 		switch (run % 3) {
@@ -308,6 +329,8 @@ int main(int argc, char **argv)
 				sum += value(k, i, run);
 			CHECK(cbuf[i] == value(root, i, run) && cout[i] == (int)sum);
 		}
+		CHECK_MPI(MPI_Reduce_scatter(rs_in, rs_want, rs_counts, MPI_INT, MPI_SUM, comm));
+		CHECK(!memcmp(rs_want, rs_out, sizeof(int) * (size_t)rs_counts[rank]));
 #endif
 	}
 	for (int k = 0; k < NREQ; k++) {
@@ -326,6 +349,13 @@ int main(int argc, char **argv)
 	}
 	CHECK_MPI(MPI_Type_free(&strided[1]));
 	CHECK_MPI(MPI_Comm_free(&ring));
+#if MPI_VERSION >= 4
+	free(rs_counts);
+	free(rs_ccounts);
+	free(rs_in);
+	free(rs_out);
+	free(rs_want);
+#endif
 	free(wcounts);
 	free(wdispls);
 	free(wtypes);
