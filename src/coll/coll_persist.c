@@ -43,9 +43,33 @@ void coll_persist_begin(struct coll_persist *p, bool persistent)
 	coll_op_persist = p;
 }
 
+/* Whether t is a named datatype (MPI_DOUBLE_INT, MPI_REAL8... as well as
+ * those pmpi_type_predefined() caches), which nobody frees: a duplicate
+ * would only cost, and MPICH's MPI_MAXLOC and MPI_MINLOC recognise the pair
+ * types by their handles, not a duplicate's. The F90 combiners' types are
+ * predefined too (MPI-4.0 §19.1.9). */
+static bool type_named(MPI_Datatype t)
+{
+	if (pmpi_type_predefined(t))
+		return true;
+	int combiner = MPI_UNDEFINED;
+#if MPI_VERSION >= 4
+	/* MPICH refuses the int form on a datatype made with large counts. */
+	MPI_Count ni = 0, na = 0, nl = 0, nd = 0;
+	if (PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &combiner) != MPI_SUCCESS)
+		return false;
+#else
+	int ni = 0, na = 0, nd = 0;
+	if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+		return false;
+#endif
+	return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+	       combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
+}
+
 MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t)
 {
-	if (t == MPI_DATATYPE_NULL || pmpi_type_predefined(t) || p->err)
+	if (t == MPI_DATATYPE_NULL || p->err || type_named(t))
 		return t;
 	if (p->nown == p->cap) {
 		int cap = p->cap ? 2 * p->cap : 4;
@@ -94,7 +118,7 @@ const MPI_Datatype *coll_persist_types(struct coll_persist *p, const MPI_Datatyp
 		/* One duplicate per distinct derived datatype: an all-to-all
 		 * names the same few for every peer. Quadratic in the derived
 		 * ones at worst, once per call. */
-		if (types[i] == MPI_DATATYPE_NULL || pmpi_type_predefined(types[i])) {
+		if (types[i] == MPI_DATATYPE_NULL || type_named(types[i])) {
 			out[i] = types[i];
 			continue;
 		}

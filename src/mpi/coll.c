@@ -648,10 +648,10 @@ static bool neighbor_ok(MPI_Comm comm, const struct coll_blocks *send, bool per_
 static int neighbor_graph(bool alltoall, struct coll_blocks send, struct coll_blocks recv,
                           MPI_Comm comm, const struct call *c)
 {
-	/* The persistent alltoallw's datatypes, one per neighbour (the
-	 * counts succeeded in neighbor_ok()). */
+	/* The alltoallw's datatypes, one per neighbour (the counts succeeded
+	 * in neighbor_ok()). */
 	int nin = 0, nout = 0;
-	if (c->persistent && send.types)
+	if (send.types)
 		coll_neighbor_counts(comm, &nin, &nout);
 	GRAPH_BEGIN(c);
 	if (send.types) { /* .type is unset */

@@ -1026,8 +1026,8 @@ PMPI_EXPORT int MPI_Finalize(void)
 		fileio_shutdown();
 		watch_shutdown();
 		progress_shutdown();
+		coll_op_reap(); /* before the shadows: it may drop their last references */
 		coll_shadow_reap();
-		coll_op_reap();
 		report_finish();
 		if (pmpi_g.stats)
 			print_stats();

@@ -16,6 +16,9 @@
  *   - MPI_Ialltoallw with a derived type per peer;
  *   - MPI_Iallreduce with an operation made through its profiling name
  *     (PMPI_Op_create, unknown to piano: the MPI's own must run it);
+ *   - MPI_Iallreduce with MPI_MAXLOC on MPI_DOUBLE_INT, a named type
+ *     outside piano's cache of predefined ones: the graph must use it, not
+ *     a duplicate (MPICH knows the pair types by their handles);
  *   - arguments the call ignores (a gather's receive type off the root, a
  *     scatter's send type, an in-place allgather's send type) holding a
  *     freed datatype's handle: nothing may use them, nor duplicate them.
@@ -214,6 +217,37 @@ static void alltoallw_types(int round)
 	free(decoys);
 }
 
+static void maxloc_pairs(int round)
+{
+	struct pair {
+		double v;
+		int i;
+	} *s = malloc(sizeof(*s) * N), *r = malloc(sizeof(*r) * N);
+	CHECK(s && r);
+	for (int k = 0; k < N; k++) {
+		s[k].v = (7 * k + 13 * rank + round) % 17;
+		s[k].i = rank;
+	}
+	MPI_Request q;
+	late();
+	CHECK_MPI(MPI_Iallreduce(s, r, N, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+	for (int k = 0; k < N; k++) {
+		double best = -1;
+		int at = -1;
+		for (int p = 0; p < size; p++) {
+			double v = (7 * k + 13 * p + round) % 17;
+			if (v > best) {
+				best = v;
+				at = p;
+			}
+		}
+		CHECK(r[k].v == best && r[k].i == at);
+	}
+	free(s);
+	free(r);
+}
+
 static void ignored_types(int round)
 {
 	int *s = malloc(sizeof(int) * N * (size_t)size), *r = malloc(sizeof(int) * N * (size_t)size);
@@ -265,6 +299,7 @@ int main(int argc, char **argv)
 		gatherv_vector(round);
 		alltoallw_types(round);
 		ignored_types(round);
+		maxloc_pairs(round);
 	}
 	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
