@@ -34,7 +34,8 @@ struct coll_blocks {
 	MPI_Datatype type;
 	const MPI_Datatype *types;
 	const MPI_Aint *bdispls; /* with types: byte displacements as MPI_Aint
-	                          * (MPI_Ineighbor_alltoallw) instead of displs */
+	                          * (MPI_Ineighbor_alltoallw, the large-count
+	                          * forms) instead of displs */
 };
 
 /* Uniform blocks of `count` elements of `type`, block j at base + j *

@@ -269,12 +269,12 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
 	if (coll_op_reused(op))
 		return coll_op_start(op, request);
 	int me = op->rank, mn;
-	MPI_Datatype rt;
-	char *mine = block_at(&recv, me, &mn, &rt);
+	MPI_Datatype rt, mt; /* mine's: a block may have a datatype of its own */
+	char *mine = block_at(&recv, me, &mn, &mt);
 	if (sendbuf == MPI_IN_PLACE) {
 		sendbuf = mine;
 		scount = mn;
-		stype = recv.type;
+		stype = mt;
 	}
 	size_t block;
 	if (!recv.counts && use_bruck(&recv, op->size, &block)) {
@@ -291,8 +291,7 @@ int coll_iallgather(const void *sendbuf, int scount, MPI_Datatype stype, struct 
 		COLL_ADD(piano_graph_add_send(op->g, sendbuf, scount, stype, to, op->tag, NULL));
 	}
 	if (sendbuf != mine)
-		COLL_ADD(piano_graph_add_copy(op->g, sendbuf, scount, stype, mine, mn, recv.type,
-		                              NULL));
+		COLL_ADD(piano_graph_add_copy(op->g, sendbuf, scount, stype, mine, mn, mt, NULL));
 	return finish(op, rc, request);
 }
 

@@ -147,6 +147,15 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
  * duplicating whatever the application left there could fail, or abort in
  * the MPI's error handler. */
 #define GRAPH_TYPE_IF(c, used, t) ((used) ? GRAPH_TYPE(c, (t)) : (t))
+/* GRAPH_TYPE for the datatypes of n blocks (struct coll_blocks b): one per
+ * block, or one for them all. */
+#define GRAPH_BLOCKS(c, b, n)                                          \
+	do {                                                           \
+		if ((b).types)                                         \
+			(b).types = GRAPH_TYPES(c, (b).types, (n));    \
+		else                                                   \
+			(b).type = GRAPH_TYPE(c, (b).type);            \
+	} while (0)
 #define GRAPH_END(c, rc)                                                                         \
 	do {                                                                                     \
 		(rc) = coll_persist_end(&pers, (rc), (c)->request);                              \
@@ -174,9 +183,11 @@ static struct coll_blocks varied(const void *base, const int *counts, const int 
 static struct coll_blocks typed(const void *base, const int *counts, const int *displs,
                                 const MPI_Datatype *types)
 {
-	return (struct coll_blocks){
-		.base = base, .counts = counts, .displs = displs, .types = types
-	};
+	return (struct coll_blocks){ .base = base,
+		                     .counts = counts,
+		                     .displs = displs,
+		                     .type = MPI_DATATYPE_NULL,
+		                     .types = types };
 }
 
 /* The communicator's size blocks described as the MPI would accept them. */
@@ -185,7 +196,7 @@ static bool blocks_ok(MPI_Comm comm, const struct coll_blocks *b)
 	if (!b->counts)
 		return ok(b->count, b->type);
 	int size = 0;
-	if ((!b->types && b->type == MPI_DATATYPE_NULL) || !b->displs ||
+	if ((!b->types && b->type == MPI_DATATYPE_NULL) || !(b->displs || b->bdispls) ||
 	    PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
 		return false;
 	for (int i = 0; i < size; i++)
@@ -229,25 +240,39 @@ PMPI_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype 
 	                     ICALL(request, REPORT_SITE()));
 }
 
+/* MPI_Iallgatherv as a graph, its blocks as the int form or the large-count
+ * form (struct wide) gives them: COLL_NOT_TAKEN when the MPI's own is to
+ * run it. The graph reads the blocks' arrays only here. */
+static int iallgatherv_graph(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             struct coll_blocks recv, MPI_Comm comm, const struct call *c)
+{
+	int size = 0;
+	if (comm == MPI_COMM_NULL ||
+	    !use_graph(PMPI_COLL_IALLGATHER, comm, 0,
+	               blocks_ok(comm, &recv) &&
+	                       (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)) &&
+	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
+		return COLL_NOT_TAKEN;
+	GRAPH_BEGIN(c);
+	GRAPH_BLOCKS(c, recv, size);
+	int rc = coll_iallgather(sendbuf, sendcount,
+	                         GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype), recv, comm,
+	                         c->request);
+	GRAPH_END(c, rc);
+	if (rc == COLL_ENOTAGS)
+		return COLL_NOT_TAKEN;
+	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
 static int iallgatherv_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                           MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_IALLGATHER, comm, 0,
-	              blocks_ok(comm, &recv) &&
-	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
-		GRAPH_BEGIN(c);
-		recv.type = GRAPH_TYPE(c, recvtype);
-		int rc = coll_iallgather(sendbuf, sendcount,
-		                         GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype), recv,
-		                         comm, c->request);
-		GRAPH_END(c, rc);
-		if (rc != COLL_ENOTAGS)
-			return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
-	}
+	int rc = iallgatherv_graph(sendbuf, sendcount, sendtype,
+	                           varied(recvbuf, recvcounts, displs, recvtype), comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf,
@@ -332,29 +357,43 @@ PMPI_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype s
 	                    ICALL(request, REPORT_SITE()));
 }
 
+/* MPI_Ialltoallv and MPI_Ialltoallw (report kind `kind`) as a graph, their
+ * blocks as the int forms or the large-count forms (struct wide) give them:
+ * COLL_NOT_TAKEN when the MPI's own is to run it. In place, the send
+ * blocks are ignored (the graph stages each block of recvbuf before it
+ * goes out). The graph reads the blocks' arrays only here. */
+static int ialltoall_blocks_graph(int kind, struct coll_blocks send, struct coll_blocks recv,
+                                  MPI_Comm comm, const struct call *c)
+{
+	bool in_place = send.base == MPI_IN_PLACE;
+	int size = 0;
+	if (comm == MPI_COMM_NULL ||
+	    !use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	               (in_place || blocks_ok(comm, &send)) && blocks_ok(comm, &recv) &&
+	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
+		return COLL_NOT_TAKEN;
+	GRAPH_BEGIN(c);
+	if (!in_place)
+		GRAPH_BLOCKS(c, send, size);
+	GRAPH_BLOCKS(c, recv, size);
+	int rc = coll_ialltoall(send, recv, comm, c->request);
+	GRAPH_END(c, rc);
+	if (rc == COLL_ENOTAGS)
+		return COLL_NOT_TAKEN;
+	return coll_report(kind, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
 static int ialltoallv_at(const void *sendbuf, const int sendcounts[], const int sdispls[],
                          MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                          const struct call *c)
 {
 	pmpi_ensure();
-	/* In place, the send arguments are ignored (the graph stages each
-	 * block of recvbuf before it goes out). */
-	bool in_place = sendbuf == MPI_IN_PLACE;
-	struct coll_blocks send = varied(sendbuf, sendcounts, sdispls, sendtype),
-	                   recv = varied(recvbuf, recvcounts, rdispls, recvtype);
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
-	              (in_place || blocks_ok(comm, &send)) && blocks_ok(comm, &recv))) {
-		GRAPH_BEGIN(c);
-		if (!in_place)
-			send.type = GRAPH_TYPE(c, sendtype);
-		recv.type = GRAPH_TYPE(c, recvtype);
-		int rc = coll_ialltoall(send, recv, comm, c->request);
-		GRAPH_END(c, rc);
-		if (rc != COLL_ENOTAGS)
-			return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL, rc, c);
-	}
+	int rc = ialltoall_blocks_graph(REPORT_IALLTOALLV,
+	                                varied(sendbuf, sendcounts, sdispls, sendtype),
+	                                varied(recvbuf, recvcounts, rdispls, recvtype), comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -382,25 +421,10 @@ static int ialltoallw_graph(const void *sendbuf, const int sendcounts[], const i
                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             const struct call *c)
 {
-	/* In place, as Ialltoallv's: the send arguments are ignored. */
-	bool in_place = sendbuf == MPI_IN_PLACE;
-	struct coll_blocks send = typed(sendbuf, sendcounts, sdispls, sendtypes),
-	                   recv = typed(recvbuf, recvcounts, rdispls, recvtypes);
-	int size = 0;
-	if (comm != MPI_COMM_NULL && (in_place || sendtypes) && recvtypes &&
-	    use_graph(PMPI_COLL_IALLTOALL, comm, 0,
-	              (in_place || blocks_ok(comm, &send)) && blocks_ok(comm, &recv) &&
-	                      PMPI_Comm_size(comm, &size) == MPI_SUCCESS)) {
-		GRAPH_BEGIN(c);
-		if (!in_place)
-			send.types = GRAPH_TYPES(c, sendtypes, size);
-		recv.types = GRAPH_TYPES(c, recvtypes, size);
-		int rc = coll_ialltoall(send, recv, comm, c->request);
-		GRAPH_END(c, rc);
-		if (rc != COLL_ENOTAGS)
-			return coll_report(REPORT_IALLTOALLW, -1, MPI_DATATYPE_NULL, rc, c);
-	}
-	return COLL_NOT_TAKEN;
+	/* typed() leaves a block list without datatypes invalid (blocks_ok). */
+	return ialltoall_blocks_graph(REPORT_IALLTOALLW,
+	                              typed(sendbuf, sendcounts, sdispls, sendtypes),
+	                              typed(recvbuf, recvcounts, rdispls, recvtypes), comm, c);
 }
 
 static int ialltoallw_at(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -582,25 +606,40 @@ PMPI_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	                  ICALL(request, REPORT_SITE()));
 }
 
+/* MPI_Igatherv as a graph, the root's blocks as the int form or the
+ * large-count form (struct wide) gives them: COLL_NOT_TAKEN when the MPI's
+ * own is to run it. The graph reads the blocks' arrays only here. */
+static int igatherv_graph(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          struct coll_blocks recv, int root, MPI_Comm comm, const struct call *c)
+{
+	int size = 0;
+	if (comm == MPI_COMM_NULL ||
+	    !use_graph(PMPI_COLL_IGATHER, comm, root,
+	               rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype) &&
+	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
+		return COLL_NOT_TAKEN;
+	GRAPH_BEGIN(c);
+	bool at_root = is_root(comm, root);
+	if (at_root)
+		GRAPH_BLOCKS(c, recv, size);
+	int rc = coll_igather(sendbuf, sendcount,
+	                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE, sendtype), recv,
+	                      root, comm, c->request);
+	GRAPH_END(c, rc);
+	if (rc == COLL_ENOTAGS)
+		return COLL_NOT_TAKEN;
+	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
 static int igatherv_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                        MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	struct coll_blocks recv = varied(recvbuf, recvcounts, displs, recvtype);
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_IGATHER, comm, root,
-	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype))) {
-		GRAPH_BEGIN(c);
-		bool at_root = is_root(comm, root);
-		recv.type = GRAPH_TYPE_IF(c, at_root, recvtype);
-		int rc = coll_igather(sendbuf, sendcount,
-		                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE, sendtype),
-		                      recv, root, comm, c->request);
-		GRAPH_END(c, rc);
-		if (rc != COLL_ENOTAGS)
-			return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
-	}
+	int rc = igatherv_graph(sendbuf, sendcount, sendtype,
+	                        varied(recvbuf, recvcounts, displs, recvtype), root, comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
@@ -1082,25 +1121,40 @@ PMPI_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype se
 	                   ICALL(request, REPORT_SITE()));
 }
 
+/* MPI_Iscatterv as a graph, the root's blocks as the int form or the
+ * large-count form (struct wide) gives them: COLL_NOT_TAKEN when the MPI's
+ * own is to run it. The graph reads the blocks' arrays only here. */
+static int iscatterv_graph(struct coll_blocks send, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, const struct call *c)
+{
+	int size = 0;
+	if (comm == MPI_COMM_NULL ||
+	    !use_graph(PMPI_COLL_ISCATTER, comm, root,
+	               rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype) &&
+	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
+		return COLL_NOT_TAKEN;
+	GRAPH_BEGIN(c);
+	bool at_root = is_root(comm, root);
+	if (at_root)
+		GRAPH_BLOCKS(c, send, size);
+	int rc = coll_iscatter(send, recvbuf, recvcount,
+	                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype), root,
+	                       comm, c->request);
+	GRAPH_END(c, rc);
+	if (rc == COLL_ENOTAGS)
+		return COLL_NOT_TAKEN;
+	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
 static int iscatterv_at(const void *sendbuf, const int sendcounts[], const int displs[],
                         MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                         int root, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	struct coll_blocks send = varied(sendbuf, sendcounts, displs, sendtype);
-	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_ISCATTER, comm, root,
-	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype))) {
-		GRAPH_BEGIN(c);
-		bool at_root = is_root(comm, root);
-		send.type = GRAPH_TYPE_IF(c, at_root, sendtype);
-		int rc = coll_iscatter(send, recvbuf, recvcount,
-		                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype),
-		                       root, comm, c->request);
-		GRAPH_END(c, rc);
-		if (rc != COLL_ENOTAGS)
-			return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, rc, c);
-	}
+	int rc = iscatterv_graph(varied(sendbuf, sendcounts, displs, sendtype), recvbuf, recvcount,
+	                         recvtype, root, comm, c);
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
 	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
 	                   NATIVE(c,
 	                          PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
@@ -1351,10 +1405,11 @@ PMPI_EXPORT int PCOLL_NAME(Neighbor_alltoallw_init)(const void *sendbuf, const i
  * MPI-4 large-count forms (name_c, MPI_Count counts and MPI_Aint
  * displacements). A rank may call one form while another calls the other,
  * so a call whose counts fit an int takes the int form's path, graph
- * included. Otherwise (or when the graph takes arrays of int) the MPI runs
- * it and piano tracks the request; should PIANO_COLL run that collective as
- * a graph, a rank calling the int form meanwhile would run the graph
- * against the MPI's schedule: said once per collective.
+ * included, and the `v` and `w` forms of the gathers, scatters and
+ * all-to-alls take it whatever their values (struct wide). Otherwise the
+ * MPI runs it and piano tracks the request; should PIANO_COLL run that
+ * collective as a graph, a rank calling the int form meanwhile would run
+ * the graph against the MPI's schedule: said once per collective.
  */
 static bool fits(MPI_Count count) { return count >= 0 && count <= INT_MAX; }
 
@@ -1378,6 +1433,234 @@ static void large_on_mpi(unsigned bit, const char *name)
 	 coll_report(rep, cnt, type, coll_track(PMPI_##name##_c args, request), \
 	             ICALL(request, site)))
 
+/*
+ * A large-count call's blocks as the graph takes them, whatever their
+ * values, so that every rank makes the int form's choice: n blocks of
+ * counts[i] elements of types[i] (types NULL: `type` for every block) at
+ * displs[i], in extents of `type` (in bytes with types), become blocks with
+ * a datatype each and byte displacements, as MPI_Ialltoallw's; a count
+ * past INT_MAX becomes one element of a contiguous datatype of that many,
+ * of the same type signature, so the messages match whichever form the
+ * peers called. wide_free() frees the arrays and the datatypes made here
+ * once the graph's call returned: the graph reads the arrays only in the
+ * call and holds duplicates of the datatypes.
+ */
+struct wide {
+	int *counts;
+	MPI_Aint *displs;
+	MPI_Datatype *types, *made;
+	int nmade, cap;
+};
+
+static void wide_free(struct wide *w)
+{
+	for (int i = 0; i < w->nmade; i++)
+		PMPI_Type_free(&w->made[i]);
+	free(w->counts);
+	free(w->displs);
+	free(w->types);
+	free(w->made);
+	*w = (struct wide){ 0 };
+}
+
+/* count elements of type as an int count and a datatype; a negative count
+ * stays invalid (-1) for the graph's checks to refuse, as does a null
+ * datatype. */
+static int wide_one(struct wide *w, MPI_Count count, MPI_Datatype type, int *n, MPI_Datatype *t)
+{
+	*t = type;
+	if (count <= INT_MAX || type == MPI_DATATYPE_NULL) {
+		*n = fits(count) ? (int)count : -1;
+		return MPI_SUCCESS;
+	}
+	if (w->nmade == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 4;
+		MPI_Datatype *m = realloc(w->made, sizeof(*m) * (size_t)cap);
+		if (!m)
+			return MPI_ERR_NO_MEM;
+		w->made = m;
+		w->cap = cap;
+	}
+	MPI_Datatype c;
+	int rc = PMPI_Type_contiguous_c(count, type, &c);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = PMPI_Type_commit(&c);
+	if (rc != MPI_SUCCESS) {
+		PMPI_Type_free(&c);
+		return rc;
+	}
+	w->made[w->nmade++] = c;
+	*n = 1;
+	*t = c;
+	return MPI_SUCCESS;
+}
+
+/* n blocks at base (see struct wide) in *out; missing arrays or datatype
+ * leave *out invalid, for the graph's checks to refuse and the MPI to
+ * report. */
+static int wide_blocks(struct wide *w, int n, const void *base, const MPI_Count *counts,
+                       const MPI_Aint *displs, MPI_Datatype type, const MPI_Datatype *types,
+                       struct coll_blocks *out)
+{
+	*out = (struct coll_blocks){ .base = base, .count = -1, .type = MPI_DATATYPE_NULL };
+	if (!counts || !displs || (!types && type == MPI_DATATYPE_NULL))
+		return MPI_SUCCESS;
+	size_t k = n > 0 ? (size_t)n : 1;
+	w->counts = malloc(sizeof(*w->counts) * k);
+	w->displs = malloc(sizeof(*w->displs) * k);
+	w->types = malloc(sizeof(*w->types) * k);
+	if (!w->counts || !w->displs || !w->types)
+		return MPI_ERR_NO_MEM;
+	MPI_Aint lb = 0, ext = 1;
+	if (!types) {
+		int rc = PMPI_Type_get_extent(type, &lb, &ext);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	for (int i = 0; i < n; i++) {
+		int rc = wide_one(w, counts[i], types ? types[i] : type, &w->counts[i],
+		                  &w->types[i]);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		w->displs[i] = types ? displs[i] : displs[i] * ext;
+	}
+	out->counts = w->counts;
+	out->types = w->types;
+	out->bdispls = w->displs;
+	return MPI_SUCCESS;
+}
+
+/* The number of blocks of a large-count call on comm (its size), or false
+ * where no graph may run it: PIANO_COLL leaves the collective to the MPI,
+ * or comm is null or an inter-communicator (its arrays have the remote
+ * group's size). Every rank answers alike. */
+static bool wide_size(unsigned bit, MPI_Comm comm, int *size)
+{
+	int inter = 1;
+	return (pmpi_g.coll_graph & bit) && pmpi_g.threaded && comm != MPI_COMM_NULL &&
+	       PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+	       PMPI_Comm_size(comm, size) == MPI_SUCCESS;
+}
+
+/* The large-count `v` and `w` forms as graphs (COLL_NOT_TAKEN: the MPI's
+ * own _c form is to run the call, with the application's arrays). */
+static int iallgatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               const struct call *c)
+{
+	int size = 0, scount = 0;
+	MPI_Datatype stype = sendtype;
+	if (!wide_size(PMPI_COLL_IALLGATHER, comm, &size))
+		return COLL_NOT_TAKEN;
+	struct wide w = { 0 };
+	struct coll_blocks recv;
+	int rc = wide_blocks(&w, size, recvbuf, recvcounts, displs, recvtype, NULL, &recv);
+	if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+		rc = wide_one(&w, sendcount, sendtype, &scount, &stype);
+	if (rc == MPI_SUCCESS)
+		rc = iallgatherv_graph(sendbuf, scount, stype, recv, comm, c);
+	wide_free(&w);
+	return rc;
+}
+
+/* Alltoallv (types NULL) and alltoallw (a datatype per block). */
+static int ialltoall_c_graph(int kind, const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                             const MPI_Datatype sendtypes[], void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             const struct call *c)
+{
+	int size = 0;
+	if (!wide_size(PMPI_COLL_IALLTOALL, comm, &size))
+		return COLL_NOT_TAKEN;
+	/* A missing array of datatypes leaves its blocks invalid, for the
+	 * graph's checks to refuse and the MPI to report. */
+	bool w_form = kind == REPORT_IALLTOALLW;
+	struct wide ws = { 0 }, wr = { 0 };
+	struct coll_blocks send = { .base = sendbuf, .type = MPI_DATATYPE_NULL },
+	                   recv = { .base = recvbuf, .type = MPI_DATATYPE_NULL };
+	int rc = MPI_SUCCESS;
+	/* In place, the send arguments are ignored. */
+	if (sendbuf != MPI_IN_PLACE && (!w_form || sendtypes))
+		rc = wide_blocks(&ws, size, sendbuf, sendcounts, sdispls, sendtype, sendtypes,
+		                 &send);
+	if (rc == MPI_SUCCESS && (!w_form || recvtypes))
+		rc = wide_blocks(&wr, size, recvbuf, recvcounts, rdispls, recvtype, recvtypes,
+		                 &recv);
+	if (rc == MPI_SUCCESS)
+		rc = ialltoall_blocks_graph(kind, send, recv, comm, c);
+	wide_free(&ws);
+	wide_free(&wr);
+	return rc;
+}
+
+/* A gatherv's or scatterv's sides: the root's blocks in *many (ignored off
+ * the root), and the rank's own count and datatype in *n, *t (ignored at the
+ * root in place). */
+static int wide_rooted(struct wide *w, int size, bool at_root, bool in_place, const void *base,
+                       const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype type,
+                       MPI_Count one, MPI_Datatype one_type, struct coll_blocks *many, int *n,
+                       MPI_Datatype *t)
+{
+	*many = (struct coll_blocks){ .base = base, .type = MPI_DATATYPE_NULL };
+	*n = 0;
+	*t = one_type;
+	int rc = at_root ? wide_blocks(w, size, base, counts, displs, type, NULL, many)
+	                 : MPI_SUCCESS;
+	if (rc == MPI_SUCCESS && !(at_root && in_place))
+		rc = wide_one(w, one, one_type, n, t);
+	return rc;
+}
+
+static int igatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, const struct call *c)
+{
+	int size = 0, n;
+	if (!wide_size(PMPI_COLL_IGATHER, comm, &size))
+		return COLL_NOT_TAKEN;
+	struct wide w = { 0 };
+	struct coll_blocks recv;
+	MPI_Datatype t;
+	int rc = wide_rooted(&w, size, is_root(comm, root), sendbuf == MPI_IN_PLACE, recvbuf,
+	                     recvcounts, displs, recvtype, sendcount, sendtype, &recv, &n, &t);
+	if (rc == MPI_SUCCESS)
+		rc = igatherv_graph(sendbuf, n, t, recv, root, comm, c);
+	wide_free(&w);
+	return rc;
+}
+
+static int iscatterv_c_graph(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             const struct call *c)
+{
+	int size = 0, n;
+	if (!wide_size(PMPI_COLL_ISCATTER, comm, &size))
+		return COLL_NOT_TAKEN;
+	struct wide w = { 0 };
+	struct coll_blocks send;
+	MPI_Datatype t;
+	int rc = wide_rooted(&w, size, is_root(comm, root), recvbuf == MPI_IN_PLACE, sendbuf,
+	                     sendcounts, displs, sendtype, recvcount, recvtype, &send, &n, &t);
+	if (rc == MPI_SUCCESS)
+		rc = iscatterv_graph(send, recvbuf, n, t, root, comm, c);
+	wide_free(&w);
+	return rc;
+}
+
+/* The MPI's own large-count form of `name` (MPI_<name>_c), without the
+ * warning: every rank made the same choice. */
+#define C_ON_MPI(name, rep, args)                                                        \
+	coll_report(rep, -1, MPI_DATATYPE_NULL, coll_track(PMPI_##name##_c args, request), \
+	            ICALL(request, site))
+#define C_INIT_ON_MPI(name, rep, args)                                                        \
+	coll_report(rep, -1, MPI_DATATYPE_NULL, coll_track_init(PMPI_##name##_init_c args, request), \
+	            PCALL(request, info))
+
 PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Request *request)
@@ -1400,10 +1683,14 @@ PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_IALLGATHER, Iallgatherv, REPORT_IALLGATHERV, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-	                     comm, request));
+	pmpi_ensure();
+	int rc = iallgatherv_c_graph(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                             recvtype, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Iallgatherv, REPORT_IALLGATHERV,
+	                (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+	                 request));
 }
 
 PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1440,10 +1727,15 @@ PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_IALLTOALL, Ialltoallv, REPORT_IALLTOALLV, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-	                     recvtype, comm, request));
+	pmpi_ensure();
+	int rc = ialltoall_c_graph(REPORT_IALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, NULL,
+	                           recvbuf, recvcounts, rdispls, recvtype, NULL, comm,
+	                           ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Ialltoallv, REPORT_IALLTOALLV,
+	                (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                 recvtype, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1454,10 +1746,15 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_IALLTOALL, Ialltoallw, REPORT_IALLTOALLW, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-	                     recvtypes, comm, request));
+	pmpi_ensure();
+	int rc = ialltoall_c_graph(REPORT_IALLTOALLW, sendbuf, sendcounts, sdispls,
+	                           MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
+	                           MPI_DATATYPE_NULL, recvtypes, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Ialltoallw, REPORT_IALLTOALLW,
+	                (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                 recvtypes, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -1505,9 +1802,14 @@ PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_IGATHER, Igatherv, REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-	                     root, comm, request));
+	pmpi_ensure();
+	int rc = igatherv_c_graph(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                          recvtype, root, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Igatherv, REPORT_IGATHERV,
+	                (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+	                 comm, request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
@@ -1704,16 +2006,22 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_ISCATTER, Iscatterv, REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-	                     root, comm, request));
+	pmpi_ensure();
+	int rc = iscatterv_c_graph(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                           recvtype, root, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Iscatterv, REPORT_ISCATTERV,
+	                (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+	                 comm, request));
 }
 
 /*
  * The large-count persistent collectives, as their non-blocking forms
  * above: a call whose counts fit an int takes the int form's path (a rank
- * may call one form while another calls the other); otherwise, and for the
- * forms with arrays of counts, the MPI's own.
+ * may call one form while another calls the other), as do the `v` forms of
+ * the gathers, scatters and all-to-all whatever their values; otherwise
+ * the MPI's own.
  */
 #define PCOLL_C_NATIVE(bit, kind, count, type, name, call)                         \
 	do {                                                                       \
@@ -1745,10 +2053,14 @@ PMPI_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
                                       MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	PCOLL_C_NATIVE(PMPI_COLL_IALLGATHER, REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL,
-	               "MPI_Allgatherv_init_c",
-	               PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-	                                      displs, recvtype, comm, info, request));
+	pmpi_ensure();
+	int rc = iallgatherv_c_graph(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                             recvtype, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Allgatherv, REPORT_IALLGATHERV,
+	                     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                      comm, info, request));
 }
 
 PMPI_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1786,10 +2098,15 @@ PMPI_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendco
                                      MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	PCOLL_C_NATIVE(PMPI_COLL_IALLTOALL, REPORT_IALLTOALLV, -1, MPI_DATATYPE_NULL,
-	               "MPI_Alltoallv_init_c",
-	               PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-	                                     recvcounts, rdispls, recvtype, comm, info, request));
+	pmpi_ensure();
+	int rc = ialltoall_c_graph(REPORT_IALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, NULL,
+	                           recvbuf, recvcounts, rdispls, recvtype, NULL, comm,
+	                           PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Alltoallv, REPORT_IALLTOALLV,
+	                     (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                      recvtype, comm, info, request));
 }
 
 PMPI_EXPORT int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -1836,10 +2153,14 @@ PMPI_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI
                                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	PCOLL_C_NATIVE(PMPI_COLL_IGATHER, REPORT_IGATHERV, -1, MPI_DATATYPE_NULL,
-	               "MPI_Gatherv_init_c",
-	               PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-	                                   displs, recvtype, root, comm, info, request));
+	pmpi_ensure();
+	int rc = igatherv_c_graph(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                          recvtype, root, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Gatherv, REPORT_IGATHERV,
+	                     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                      root, comm, info, request));
 }
 
 PMPI_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1934,9 +2255,13 @@ PMPI_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcou
                                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	PCOLL_C_NATIVE(PMPI_COLL_ISCATTER, REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL,
-	               "MPI_Scatterv_init_c",
-	               PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf,
-	                                    recvcount, recvtype, root, comm, info, request));
+	pmpi_ensure();
+	int rc = iscatterv_c_graph(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                           recvtype, root, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Scatterv, REPORT_ISCATTERV,
+	                     (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                      root, comm, info, request));
 }
 #endif

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The large-count `v` and `w` collectives (MPI-4's _c forms: MPI_Count
+ * counts, MPI_Aint displacements) under PIANO_COLL=graph (docs/mpi.md,
+ * "Large-count calls"):
+ *   - rank 0 calls the _c forms while the others call the int forms (one
+ *     operation to the MPI): MPI_Iallgatherv, MPI_Ialltoallv (and in
+ *     place), MPI_Ialltoallw, MPI_Igatherv, MPI_Iscatterv, and the
+ *     persistent MPI_Allgatherv_init, MPI_Alltoallv_init,
+ *     MPI_Gatherv_init, MPI_Scatterv_init started twice each; the ctest
+ *     entry asks PIANO_STATS that every rank ran them as graphs;
+ *   - a displacement past INT_MAX bytes on every rank (an allgatherv into
+ *     2 GiB and a little of memory mapped without reserving it);
+ *   - with the argument `big`, a block of 2^31 + 8 bytes (a gatherv whose
+ *     last rank sends it: about 4 GiB of memory on the node).
+ * Each result is checked against the values every rank computes. Skipped
+ * (77) where mpi.h is not MPI-4. Prints "coll large: all checks passed" on
+ * rank 0.
+ */
+#include "mpitest.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if MPI_VERSION >= 4
+
+static int rank, size;
+
+static int val(int who, int k) { return 100000 * who + k + 1; }
+
+/* Counts and displacements (a gap of one element between blocks) in both
+ * widths; counts[j] from count_of(j). */
+struct layout {
+	int *counts, *displs, total;
+	MPI_Count *ccounts;
+	MPI_Aint *cdispls, *bdispls; /* bdispls: in bytes of ints (alltoallw) */
+	MPI_Datatype *types;
+};
+
+static struct layout layout_of(int (*count_of)(int j))
+{
+	struct layout l;
+	l.counts = malloc(sizeof(int) * (size_t)size);
+	l.displs = malloc(sizeof(int) * (size_t)size);
+	l.ccounts = malloc(sizeof(MPI_Count) * (size_t)size);
+	l.cdispls = malloc(sizeof(MPI_Aint) * (size_t)size);
+	l.bdispls = malloc(sizeof(MPI_Aint) * (size_t)size);
+	l.types = malloc(sizeof(MPI_Datatype) * (size_t)size);
+	CHECK(l.counts && l.displs && l.ccounts && l.cdispls && l.bdispls && l.types);
+	l.total = 0;
+	for (int j = 0; j < size; j++) {
+		l.ccounts[j] = l.counts[j] = count_of(j);
+		l.cdispls[j] = l.displs[j] = l.total;
+		l.bdispls[j] = (MPI_Aint)sizeof(int) * l.total;
+		l.types[j] = MPI_INT;
+		l.total += l.counts[j] + 1;
+	}
+	return l;
+}
+
+static void layout_free(struct layout *l)
+{
+	free(l->counts);
+	free(l->displs);
+	free(l->ccounts);
+	free(l->cdispls);
+	free(l->bdispls);
+	free(l->types);
+}
+
+static int *ints(int n)
+{
+	int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	CHECK(p);
+	for (int i = 0; i < n; i++)
+		p[i] = -7;
+	return p;
+}
+
+static int own_count(int j) { return 3 + 2 * j; }
+/* What this rank sends to j, and receives from j (what j sends to it). */
+static int to_count(int j) { return 1 + j + 2 * rank; }
+static int from_count(int j) { return 1 + rank + 2 * j; }
+/* Symmetric, for the all-to-all in place. */
+static int pair_count(int j) { return 2 + (rank + j) % 3; }
+
+static void wait1(MPI_Request *r) { CHECK_MPI(MPI_Wait(r, MPI_STATUS_IGNORE)); }
+
+/* Starts a persistent request, and completes it or the non-blocking one. */
+static void run_wait(bool pers, MPI_Request *q)
+{
+	if (pers)
+		CHECK_MPI(MPI_Start(q));
+	CHECK_MPI(MPI_Wait(q, MPI_STATUS_IGNORE));
+}
+
+static void done(bool pers, MPI_Request *q)
+{
+	if (pers)
+		CHECK_MPI(MPI_Request_free(q));
+}
+
+static void allgatherv(bool pers)
+{
+	struct layout l = layout_of(own_count);
+	int n = own_count(rank), *s = ints(n), *r = ints(l.total);
+	MPI_Request q;
+	MPI_Info i = MPI_INFO_NULL;
+	if (pers && rank == 0)
+		CHECK_MPI(MPI_Allgatherv_init_c(s, n, MPI_INT, r, l.ccounts, l.cdispls, MPI_INT,
+		                                MPI_COMM_WORLD, i, &q));
+	else if (pers)
+		CHECK_MPI(MPI_Allgatherv_init(s, n, MPI_INT, r, l.counts, l.displs, MPI_INT,
+		                              MPI_COMM_WORLD, i, &q));
+	for (int run = 0; run < (pers ? 2 : 1); run++) {
+		for (int k = 0; k < n; k++)
+			s[k] = val(rank, k + run);
+		if (!pers && rank == 0)
+			CHECK_MPI(MPI_Iallgatherv_c(s, n, MPI_INT, r, l.ccounts, l.cdispls, MPI_INT,
+			                            MPI_COMM_WORLD, &q));
+		else if (!pers)
+			CHECK_MPI(MPI_Iallgatherv(s, n, MPI_INT, r, l.counts, l.displs, MPI_INT,
+			                          MPI_COMM_WORLD, &q));
+		run_wait(pers, &q);
+		for (int j = 0; j < size; j++)
+			for (int k = 0; k < own_count(j); k++)
+				CHECK(r[l.displs[j] + k] == val(j, k + run));
+	}
+	done(pers, &q);
+	free(s);
+	free(r);
+	layout_free(&l);
+}
+
+/* w: MPI_Ialltoallw (MPI_INT per block, displacements in bytes). */
+static void alltoallv(bool pers, bool w)
+{
+	struct layout sl = layout_of(to_count), rl = layout_of(from_count);
+	int *s = ints(sl.total), *r = ints(rl.total);
+	MPI_Request q;
+	MPI_Info i = MPI_INFO_NULL;
+	MPI_Comm c = MPI_COMM_WORLD;
+	if (pers && rank == 0)
+		CHECK_MPI(MPI_Alltoallv_init_c(s, sl.ccounts, sl.cdispls, MPI_INT, r, rl.ccounts,
+		                               rl.cdispls, MPI_INT, c, i, &q));
+	else if (pers)
+		CHECK_MPI(MPI_Alltoallv_init(s, sl.counts, sl.displs, MPI_INT, r, rl.counts,
+		                             rl.displs, MPI_INT, c, i, &q));
+	/* The int form's byte displacements of alltoallw are ints. */
+	int *sb = ints(size), *rb = ints(size);
+	for (int j = 0; j < size; j++) {
+		sb[j] = (int)sl.bdispls[j];
+		rb[j] = (int)rl.bdispls[j];
+	}
+	for (int run = 0; run < (pers ? 2 : 1); run++) {
+		for (int j = 0; j < size; j++)
+			for (int k = 0; k < to_count(j); k++)
+				s[sl.displs[j] + k] = val(rank, 1000 * j + k + run);
+		if (!pers && w && rank == 0)
+			CHECK_MPI(MPI_Ialltoallw_c(s, sl.ccounts, sl.bdispls, sl.types, r, rl.ccounts,
+			                           rl.bdispls, rl.types, c, &q));
+		else if (!pers && w)
+			CHECK_MPI(MPI_Ialltoallw(s, sl.counts, sb, sl.types, r, rl.counts, rb, rl.types,
+			                         c, &q));
+		else if (!pers && rank == 0)
+			CHECK_MPI(MPI_Ialltoallv_c(s, sl.ccounts, sl.cdispls, MPI_INT, r, rl.ccounts,
+			                           rl.cdispls, MPI_INT, c, &q));
+		else if (!pers)
+			CHECK_MPI(MPI_Ialltoallv(s, sl.counts, sl.displs, MPI_INT, r, rl.counts,
+			                         rl.displs, MPI_INT, c, &q));
+		run_wait(pers, &q);
+		for (int j = 0; j < size; j++)
+			for (int k = 0; k < from_count(j); k++)
+				CHECK(r[rl.displs[j] + k] == val(j, 1000 * rank + k + run));
+	}
+	done(pers, &q);
+	free(s);
+	free(r);
+	free(sb);
+	free(rb);
+	layout_free(&sl);
+	layout_free(&rl);
+}
+
+static void alltoallv_in_place(void)
+{
+	struct layout l = layout_of(pair_count);
+	int *r = ints(l.total);
+	for (int j = 0; j < size; j++)
+		for (int k = 0; k < pair_count(j); k++)
+			r[l.displs[j] + k] = val(rank, 1000 * j + k);
+	MPI_Request q;
+	if (rank == 0)
+		CHECK_MPI(MPI_Ialltoallv_c(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, l.ccounts,
+		                           l.cdispls, MPI_INT, MPI_COMM_WORLD, &q));
+	else
+		CHECK_MPI(MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, l.counts,
+		                         l.displs, MPI_INT, MPI_COMM_WORLD, &q));
+	wait1(&q);
+	for (int j = 0; j < size; j++)
+		for (int k = 0; k < pair_count(j); k++)
+			CHECK(r[l.displs[j] + k] == val(j, 1000 * rank + k));
+	free(r);
+	layout_free(&l);
+}
+
+/* Gather to the last rank and scatter from it: root's blocks as the
+ * allgatherv's. */
+static void rooted(bool pers, bool gather)
+{
+	int root = size - 1, n = own_count(rank);
+	struct layout l = layout_of(own_count);
+	int *mine = ints(n), *all = ints(l.total);
+	MPI_Request q;
+	MPI_Info i = MPI_INFO_NULL;
+	MPI_Comm c = MPI_COMM_WORLD;
+	bool wide = rank == 0;
+	/* Off the root the arrays are ignored: NULL there. */
+	bool at = rank == root;
+	if (pers && gather && wide)
+		CHECK_MPI(MPI_Gatherv_init_c(mine, n, MPI_INT, all, at ? l.ccounts : NULL,
+		                             at ? l.cdispls : NULL, MPI_INT, root, c, i, &q));
+	else if (pers && gather)
+		CHECK_MPI(MPI_Gatherv_init(mine, n, MPI_INT, all, at ? l.counts : NULL,
+		                           at ? l.displs : NULL, MPI_INT, root, c, i, &q));
+	else if (pers && wide)
+		CHECK_MPI(MPI_Scatterv_init_c(all, at ? l.ccounts : NULL, at ? l.cdispls : NULL,
+		                              MPI_INT, mine, n, MPI_INT, root, c, i, &q));
+	else if (pers)
+		CHECK_MPI(MPI_Scatterv_init(all, at ? l.counts : NULL, at ? l.displs : NULL, MPI_INT,
+		                            mine, n, MPI_INT, root, c, i, &q));
+	for (int run = 0; run < (pers ? 2 : 1); run++) {
+		for (int k = 0; k < n; k++)
+			mine[k] = gather ? val(rank, k + run) : -7;
+		for (int j = 0; j < size; j++)
+			for (int k = 0; k < own_count(j); k++)
+				all[l.displs[j] + k] = gather ? -7 : val(j, k + run);
+		if (!pers && gather && wide)
+			CHECK_MPI(MPI_Igatherv_c(mine, n, MPI_INT, all, at ? l.ccounts : NULL,
+			                         at ? l.cdispls : NULL, MPI_INT, root, c, &q));
+		else if (!pers && gather)
+			CHECK_MPI(MPI_Igatherv(mine, n, MPI_INT, all, at ? l.counts : NULL,
+			                       at ? l.displs : NULL, MPI_INT, root, c, &q));
+		else if (!pers && wide)
+			CHECK_MPI(MPI_Iscatterv_c(all, at ? l.ccounts : NULL, at ? l.cdispls : NULL,
+			                          MPI_INT, mine, n, MPI_INT, root, c, &q));
+		else if (!pers)
+			CHECK_MPI(MPI_Iscatterv(all, at ? l.counts : NULL, at ? l.displs : NULL,
+			                        MPI_INT, mine, n, MPI_INT, root, c, &q));
+		run_wait(pers, &q);
+		if (gather && at)
+			for (int j = 0; j < size; j++)
+				for (int k = 0; k < own_count(j); k++)
+					CHECK(all[l.displs[j] + k] == val(j, k + run));
+		if (!gather)
+			for (int k = 0; k < n; k++)
+				CHECK(mine[k] == val(rank, k + run));
+	}
+	done(pers, &q);
+	free(mine);
+	free(all);
+	layout_free(&l);
+}
+
+/* bytes of memory mapped without reserving it: only the pages touched are
+ * used. */
+static unsigned char *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(p != MAP_FAILED);
+	return p;
+}
+
+/* 16 bytes from every rank at 2^31 + 64 j bytes into the receive buffer. */
+static void far_displacement(void)
+{
+	const MPI_Aint far = (MPI_Aint)1 << 31;
+	size_t bytes = (size_t)far + 64 * (size_t)size;
+	unsigned char *r = map(bytes), s[16];
+	MPI_Count *counts = malloc(sizeof(MPI_Count) * (size_t)size);
+	MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)size);
+	CHECK(counts && displs);
+	for (int j = 0; j < size; j++) {
+		counts[j] = 16;
+		displs[j] = far + 64 * j;
+	}
+	for (int k = 0; k < 16; k++)
+		s[k] = (unsigned char)(7 * rank + k);
+	MPI_Request q;
+	CHECK_MPI(MPI_Iallgatherv_c(s, 16, MPI_BYTE, r, counts, displs, MPI_BYTE, MPI_COMM_WORLD,
+	                            &q));
+	wait1(&q);
+	for (int j = 0; j < size; j++)
+		for (int k = 0; k < 16; k++)
+			CHECK(r[far + 64 * j + k] == (unsigned char)(7 * j + k));
+	CHECK(r[0] == 0 && r[far - 1] == 0);
+	munmap(r, bytes);
+	free(counts);
+	free(displs);
+}
+
+static unsigned char pattern(int who, size_t k) { return (unsigned char)(31 * who + k % 251); }
+
+/* A gatherv to rank 0 whose last rank sends 2^31 + 8 bytes, the others 8. */
+static void big_block(void)
+{
+	const MPI_Count big = ((MPI_Count)1 << 31) + 8;
+	MPI_Count n = rank == size - 1 ? big : 8, total = 0;
+	MPI_Count *counts = malloc(sizeof(MPI_Count) * (size_t)size);
+	MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)size);
+	CHECK(counts && displs);
+	for (int j = 0; j < size; j++) {
+		counts[j] = j == size - 1 ? big : 8;
+		displs[j] = total;
+		total += counts[j];
+	}
+	unsigned char *s = map((size_t)n), *r = rank == 0 ? map((size_t)total) : NULL;
+	for (size_t k = 0; k < (size_t)n; k++)
+		s[k] = pattern(rank, k);
+	MPI_Request q;
+	CHECK_MPI(MPI_Igatherv_c(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD,
+	                         &q));
+	wait1(&q);
+	if (rank == 0)
+		for (int j = 0; j < size; j++) {
+			/* Both ends and a stride through the middle. */
+			for (size_t k = 0; k < (size_t)counts[j]; k += k < 64 ? 1 : 4093)
+				CHECK(r[displs[j] + (MPI_Aint)k] == pattern(j, k));
+			size_t last = (size_t)counts[j] - 1;
+			CHECK(r[displs[j] + (MPI_Aint)last] == pattern(j, last));
+		}
+	munmap(s, (size_t)n);
+	if (r)
+		munmap(r, (size_t)total);
+	free(counts);
+	free(displs);
+}
+
+int main(int argc, char **argv)
+{
+	int provided;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	for (int pers = 0; pers < 2; pers++) {
+		allgatherv(pers);
+		alltoallv(pers, false);
+		rooted(pers, true);
+		rooted(pers, false);
+	}
+	alltoallv(false, true);
+	alltoallv_in_place();
+	far_displacement();
+	if (argc > 1 && !strcmp(argv[1], "big"))
+		big_block();
+	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+	if (rank == 0)
+		printf("coll large: all checks passed\n");
+	MPI_Finalize();
+	return 0;
+}
+
+#else
+int main(void) { return 77; }
+#endif
