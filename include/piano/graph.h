@@ -62,7 +62,9 @@ PIANO_API int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *ino
 /* Local copy with type conversion of layouts (same type signature): one
  * memmove when both layouts are dense (no gap inside or between elements,
  * as every predefined type but the pair types), otherwise MPI_Pack into a
- * buffer of the graph and MPI_Unpack. Source and destination may overlap. */
+ * buffer of the graph and MPI_Unpack. Source and destination may overlap.
+ * Sizes past INT_MAX bytes are taken (MPI-4's large-count calls); before
+ * MPI-4, PIANO_ERANGE for a layout past INT_MAX bytes that is not dense. */
 PIANO_API int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount,
                                    MPI_Datatype stype, void *dst, int dcount, MPI_Datatype dtype,
                                    int *node);

@@ -8,6 +8,7 @@
 #include "graph_internal.h"
 #include "init.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,15 +180,27 @@ int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *inout, int co
 	return node_added(g, node);
 }
 
+/* The bytes of one element of t, past INT_MAX too (a block of the
+ * large-count collectives is one element of a contiguous type of its
+ * count: MPICH's int MPI_Type_size says MPI_UNDEFINED for it). */
+static int type_size(MPI_Datatype t, MPI_Count *size)
+{
+#if MPI_VERSION >= 4
+	return PMPI_Type_size_c(t, size);
+#else
+	return PMPI_Type_size_x(t, size);
+#endif
+}
+
 /* A type whose elements hold no gap, inside or between them (every
  * predefined type but the pair types such as MPI_DOUBLE_INT, contiguous
  * types of those): count elements are count * size bytes from the true
  * lower bound, set in *shift. */
 static bool type_dense(MPI_Datatype t, MPI_Aint *shift)
 {
-	int size;
+	MPI_Count size;
 	MPI_Aint lb, ext, tlb, text;
-	if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||
+	if (type_size(t, &size) != MPI_SUCCESS ||
 	    PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
 	    PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
 		return false;
@@ -202,10 +215,9 @@ int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Data
 		return PIANO_EINVAL;
 	if (!building(g))
 		return PIANO_ESTATE;
-	int ssize, dsize;
-	if (PMPI_Type_size(stype, &ssize) != MPI_SUCCESS ||
-	    PMPI_Type_size(dtype, &dsize) != MPI_SUCCESS ||
-	    (long)ssize * scount != (long)dsize * dcount)
+	MPI_Count ssize, dsize;
+	if (type_size(stype, &ssize) != MPI_SUCCESS || type_size(dtype, &dsize) != MPI_SUCCESS ||
+	    ssize < 0 || dsize < 0 || ssize * scount != dsize * dcount)
 		return PIANO_EINVAL;
 	struct graph_node *n = node_new(g, NODE_COPY);
 	if (!n)
@@ -219,6 +231,11 @@ int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Data
 	n->u.copy.dense = type_dense(stype, &n->u.copy.sshift) &&
 	                  type_dense(dtype, &n->u.copy.dshift);
 	n->u.copy.bytes = (size_t)ssize * (size_t)scount;
+#if MPI_VERSION < 4
+	/* MPI-3's MPI_Pack counts its positions in int. */
+	if (!n->u.copy.dense && n->u.copy.bytes > INT_MAX)
+		return PIANO_ERANGE; /* not added: node_added() counts it */
+#endif
 	return node_added(g, node);
 }
 
@@ -330,18 +347,25 @@ int piano_graph_commit(piano_graph_t *g)
 		goto err_arrays;
 
 	/* Requests, and the staging buffer of the COPY nodes. */
-	int pack = 0;
+	MPI_Count pack = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		struct graph_node *n = &g->nodes[i];
 		if (n->kind == NODE_SEND || n->kind == NODE_RECV) {
 			g->reqs[n->u.p2p.slot] = MPI_REQUEST_NULL;
 			g->req_node[n->u.p2p.slot] = i;
 		} else if (n->kind == NODE_COPY && !n->u.copy.dense) {
-			int sz;
 			rc = PIANO_EINVAL;
+#if MPI_VERSION >= 4
+			MPI_Count sz;
+			if (PMPI_Pack_size_c(n->u.copy.scount, n->u.copy.stype, MPI_COMM_SELF,
+			                     &sz) != MPI_SUCCESS)
+				goto err_arrays;
+#else
+			int sz;
 			if (PMPI_Pack_size(n->u.copy.scount, n->u.copy.stype, MPI_COMM_SELF, &sz) !=
 			    MPI_SUCCESS)
 				goto err_arrays;
+#endif
 			if (sz > pack)
 				pack = sz;
 		}

@@ -112,7 +112,7 @@ struct piano_graph {
 	MPI_Status *statuses; /* nreq */
 	int *stack;           /* nnodes: nodes ready to run */
 	void *pack;           /* COPY nodes' staging buffer */
-	int pack_size;
+	MPI_Count pack_size;  /* past INT_MAX on MPI-4 (the _c pack calls) */
 	int *polls; /* npoll: POLL nodes whose condition is not met yet */
 	int npoll;
 

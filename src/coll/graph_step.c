@@ -114,7 +114,6 @@ static int node_run(piano_graph_t *g, int node)
 		                       n->u.red.op);
 		break;
 	case NODE_COPY: {
-		int pos = 0, upos = 0;
 		if (n->u.copy.dense) {
 			/* memmove: an in-place collective may hand overlapping
 			 * layouts; the bytes are those pack and unpack would move. */
@@ -130,11 +129,22 @@ static int node_run(piano_graph_t *g, int node)
 			rc = MPI_SUCCESS;
 			break;
 		}
+#if MPI_VERSION >= 4
+		MPI_Count pos = 0, upos = 0;
+		rc = PMPI_Pack_c(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
+		                 g->pack_size, &pos, MPI_COMM_SELF);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Unpack_c(g->pack, pos, &upos, n->u.copy.dst, n->u.copy.dcount,
+			                   n->u.copy.dtype, MPI_COMM_SELF);
+#else
+		/* Below INT_MAX bytes (piano_graph_add_copy()). */
+		int pos = 0, upos = 0;
 		rc = PMPI_Pack(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
-		               g->pack_size, &pos, MPI_COMM_SELF);
+		               (int)g->pack_size, &pos, MPI_COMM_SELF);
 		if (rc == MPI_SUCCESS)
 			rc = PMPI_Unpack(g->pack, pos, &upos, n->u.copy.dst, n->u.copy.dcount,
 			                 n->u.copy.dtype, MPI_COMM_SELF);
+#endif
 		break;
 	}
 	default: rc = MPI_ERR_INTERN;

@@ -12,7 +12,8 @@
  *   - a displacement past INT_MAX bytes on every rank (an allgatherv into
  *     2 GiB and a little of memory mapped without reserving it);
  *   - with the argument `big`, a block of 2^31 + 8 bytes (a gatherv whose
- *     last rank sends it: about 4 GiB of memory on the node).
+ *     last rank sends it to rank 0, then keeps it as the root: about 4 GiB
+ *     of memory on the node each).
  * Each result is checked against the values every rank computes. Skipped
  * (77) where mpi.h is not MPI-4. Prints "coll large: all checks passed" on
  * rank 0.
@@ -304,8 +305,9 @@ static void far_displacement(void)
 
 static unsigned char pattern(int who, size_t k) { return (unsigned char)(31 * who + k % 251); }
 
-/* A gatherv to rank 0 whose last rank sends 2^31 + 8 bytes, the others 8. */
-static void big_block(void)
+/* A gatherv whose last rank has 2^31 + 8 bytes, the others 8: to rank 0
+ * (a message), and to the last rank (its own block: a local copy). */
+static void big_block(int root)
 {
 	const MPI_Count big = ((MPI_Count)1 << 31) + 8;
 	MPI_Count n = rank == size - 1 ? big : 8, total = 0;
@@ -317,14 +319,14 @@ static void big_block(void)
 		displs[j] = total;
 		total += counts[j];
 	}
-	unsigned char *s = map((size_t)n), *r = rank == 0 ? map((size_t)total) : NULL;
+	unsigned char *s = map((size_t)n), *r = rank == root ? map((size_t)total) : NULL;
 	for (size_t k = 0; k < (size_t)n; k++)
 		s[k] = pattern(rank, k);
 	MPI_Request q;
-	CHECK_MPI(MPI_Igatherv_c(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD,
-	                         &q));
+	CHECK_MPI(MPI_Igatherv_c(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, root,
+	                         MPI_COMM_WORLD, &q));
 	wait1(&q);
-	if (rank == 0)
+	if (rank == root)
 		for (int j = 0; j < size; j++) {
 			/* Both ends and a stride through the middle. */
 			for (size_t k = 0; k < (size_t)counts[j]; k += k < 64 ? 1 : 4093)
@@ -354,8 +356,10 @@ int main(int argc, char **argv)
 	alltoallv(false, true);
 	alltoallv_in_place();
 	far_displacement();
-	if (argc > 1 && !strcmp(argv[1], "big"))
-		big_block();
+	if (argc > 1 && !strcmp(argv[1], "big")) {
+		big_block(0);
+		big_block(size - 1);
+	}
 	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
 		printf("coll large: all checks passed\n");
