@@ -122,7 +122,7 @@ struct coll_op {
  */
 enum { COLL_ENOTAGS = -1 };
 struct coll_persist {
-	bool transient; /* a non-blocking call's: started, no persistent handle */
+	bool transient;    /* a non-blocking call's: started, no persistent handle */
 	MPI_Datatype *own; /* duplicates of the caller's derived datatypes (heap) */
 	int nown, cap;
 	MPI_Datatype *lists[2]; /* coll_persist_types()'s arrays, freed at the end */

@@ -107,18 +107,26 @@ static int coll_report(int kind, MPI_Count count, MPI_Datatype type, int rc, con
 /*
  * Whether this call runs as a graph: chosen by PIANO_COLL, with background
  * progress, on an intra-communicator that may have a shadow (coll_shadow.h),
- * with arguments the graph can take.
+ * with arguments the graph can take (args_ok, evaluated only once the rest
+ * allows a graph: most calls are not graphs, and on an inter-communicator
+ * the arrays have the remote group's size).
  * Only values equal on every rank decide (the setting, the communicator's
  * kind, the arguments MPI requires to match), so every rank takes the same
  * path. Invalid arguments go to the MPI, which reports them as natively.
  */
-static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
+#define USE_GRAPH(bit, comm, root, args_ok) \
+	(graph_may((bit), (comm)) && (args_ok) && graph_chosen((comm), (root)))
+
+static bool graph_may(unsigned bit, MPI_Comm comm)
 {
-	if (!(pmpi_g.coll_graph & bit) || !pmpi_g.threaded || comm == MPI_COMM_NULL || !args_ok)
-		return false;
-	int inter = 1, size = 0;
-	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-		return false;
+	int inter = 1;
+	return (pmpi_g.coll_graph & bit) && pmpi_g.threaded && comm != MPI_COMM_NULL &&
+	       PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+static bool graph_chosen(MPI_Comm comm, int root)
+{
+	int size = 0;
 	if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || root < 0 || root >= size ||
 	    !coll_shadow_allowed(comm, size, pmpi_g.coll_auto))
 		return false;
@@ -149,12 +157,12 @@ static bool use_graph(unsigned bit, MPI_Comm comm, int root, bool args_ok)
 #define GRAPH_TYPE_IF(c, used, t) ((used) ? GRAPH_TYPE(c, (t)) : (t))
 /* GRAPH_TYPE for the datatypes of n blocks (struct coll_blocks b): one per
  * block, or one for them all. */
-#define GRAPH_BLOCKS(c, b, n)                                          \
-	do {                                                           \
-		if ((b).types)                                         \
-			(b).types = GRAPH_TYPES(c, (b).types, (n));    \
-		else                                                   \
-			(b).type = GRAPH_TYPE(c, (b).type);            \
+#define GRAPH_BLOCKS(c, b, n)                                       \
+	do {                                                        \
+		if ((b).types)                                      \
+			(b).types = GRAPH_TYPES(c, (b).types, (n)); \
+		else                                                \
+			(b).type = GRAPH_TYPE(c, (b).type);         \
 	} while (0)
 #define GRAPH_END(c, rc)                                                                         \
 	do {                                                                                     \
@@ -209,7 +217,7 @@ static int iallgather_at(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IALLGATHER, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_IALLGATHER, comm, 0,
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
 		GRAPH_BEGIN(c);
@@ -248,7 +256,7 @@ static int iallgatherv_graph(const void *sendbuf, int sendcount, MPI_Datatype se
 {
 	int size = 0;
 	if (comm == MPI_COMM_NULL ||
-	    !use_graph(PMPI_COLL_IALLGATHER, comm, 0,
+	    !USE_GRAPH(PMPI_COLL_IALLGATHER, comm, 0,
 	               blocks_ok(comm, &recv) &&
 	                       (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)) &&
 	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
@@ -296,7 +304,7 @@ static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Data
                          MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IALLREDUCE, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_IALLREDUCE, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
 	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
@@ -326,12 +334,13 @@ static int ialltoall_at(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_IALLTOALL, comm, 0,
 	              ok(recvcount, recvtype) &&
 	                      (sendbuf == MPI_IN_PLACE || ok(sendcount, sendtype)))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ialltoall(uniform(sendbuf, sendcount,
-		                                GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype)),
+		                                GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE,
+		                                              sendtype)),
 		                        uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
 		                        c->request);
 		GRAPH_END(c, rc);
@@ -368,7 +377,7 @@ static int ialltoall_blocks_graph(int kind, struct coll_blocks send, struct coll
 	bool in_place = send.base == MPI_IN_PLACE;
 	int size = 0;
 	if (comm == MPI_COMM_NULL ||
-	    !use_graph(PMPI_COLL_IALLTOALL, comm, 0,
+	    !USE_GRAPH(PMPI_COLL_IALLTOALL, comm, 0,
 	               (in_place || blocks_ok(comm, &send)) && blocks_ok(comm, &recv) &&
 	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
 		return COLL_NOT_TAKEN;
@@ -471,7 +480,7 @@ PMPI_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], cons
 static int ibarrier_at(MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IBARRIER, comm, 0, true)) {
+	if (USE_GRAPH(PMPI_COLL_IBARRIER, comm, 0, true)) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ibarrier(comm, c->request);
 		GRAPH_END(c, rc);
@@ -494,7 +503,7 @@ static int ibcast_at(void *buffer, int count, MPI_Datatype datatype, int root, M
                      const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IBCAST, comm, root, ok(count, datatype))) {
+	if (USE_GRAPH(PMPI_COLL_IBCAST, comm, root, ok(count, datatype))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ibcast(buffer, count, GRAPH_TYPE(c, datatype), root, comm,
 		                     pmpi_g.coll_segment, c->request);
@@ -520,7 +529,7 @@ static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
                       MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IEXSCAN, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_IEXSCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
 	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
@@ -575,13 +584,14 @@ static int igather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	int count = sendbuf == MPI_IN_PLACE ? recvcount : sendcount;
 	MPI_Datatype type = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
 	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_IGATHER, comm, root,
+	    USE_GRAPH(PMPI_COLL_IGATHER, comm, root,
 	              rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype))) {
 		GRAPH_BEGIN(c);
 		bool at_root = is_root(comm, root);
 		recv.type = GRAPH_TYPE_IF(c, at_root, recvtype);
 		int rc = coll_igather(sendbuf, sendcount,
-		                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE, sendtype),
+		                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE,
+		                                    sendtype),
 		                      recv, root, comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
@@ -614,7 +624,7 @@ static int igatherv_graph(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
 	int size = 0;
 	if (comm == MPI_COMM_NULL ||
-	    !use_graph(PMPI_COLL_IGATHER, comm, root,
+	    !USE_GRAPH(PMPI_COLL_IGATHER, comm, root,
 	               rooted_ok(comm, root, sendbuf == MPI_IN_PLACE, &recv, sendcount, sendtype) &&
 	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
 		return COLL_NOT_TAKEN;
@@ -715,7 +725,7 @@ static int ineighbor_allgather_at(bool v, const void *sendbuf, int sendcount, MP
 	struct coll_blocks send = uniform(sendbuf, sendcount, sendtype),
 	                   recv = v ? varied(recvbuf, recvcounts, displs, recvtype)
 	                            : uniform(recvbuf, recvcount, recvtype);
-	if (use_graph(PMPI_COLL_INEIGHBOR_ALLGATHER, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_INEIGHBOR_ALLGATHER, comm, 0,
 	              (!v || recvcounts) && neighbor_ok(comm, &send, false, &recv))) {
 		int rc = neighbor_graph(false, send, recv, comm, c);
 		if (rc != COLL_ENOTAGS)
@@ -766,7 +776,7 @@ static int ineighbor_alltoall_at(bool v, const void *sendbuf, const int *sendcou
 	                            : uniform(sendbuf, sendcount, sendtype),
 	                   recv = v ? varied(recvbuf, recvcounts, rdispls, recvtype)
 	                            : uniform(recvbuf, recvcount, recvtype);
-	if (use_graph(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
 	              (!v || (sendcounts && recvcounts)) &&
 	                      neighbor_ok(comm, &send, true, &recv))) {
 		int rc = neighbor_graph(true, send, recv, comm, c);
@@ -828,7 +838,7 @@ static int ineighbor_alltoallw_graph(const void *sendbuf, const int sendcounts[]
 		                    .counts = recvcounts,
 		                    .types = recvtypes,
 		                    .bdispls = rdispls };
-	if (use_graph(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_INEIGHBOR_ALLTOALL, comm, 0,
 	              sendcounts && recvcounts && sendtypes && recvtypes &&
 	                      neighbor_ok(comm, &send, true, &recv))) {
 		int rc = neighbor_graph(true, send, recv, comm, c);
@@ -893,9 +903,8 @@ static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
                       MPI_Op op, int root, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_IREDUCE, comm, root,
-	              ok(count, datatype) && op != MPI_OP_NULL &&
-	                      op_holdable(op))) {
+	if (USE_GRAPH(PMPI_COLL_IREDUCE, comm, root,
+	              ok(count, datatype) && op != MPI_OP_NULL && op_holdable(op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                      GRAPH_OP(c, op), root, comm, pmpi_g.coll_segment, c->request);
@@ -971,11 +980,10 @@ static int ireduce_scatter_graph(const void *sendbuf, void *recvbuf, const int r
                                  const struct call *c)
 {
 	int total = 0;
-	if (use_graph(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_IREDUCE_SCATTER, comm, 0,
 	              recvcounts && datatype != MPI_DATATYPE_NULL && op != MPI_OP_NULL &&
 	                      sendbuf != recvbuf && scatter_total_ok(comm, recvcounts, 0, &total) &&
-	                      op_holdable(op) &&
-	                      auto_ok(total, datatype, op))) {
+	                      op_holdable(op) && auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, GRAPH_TYPE(c, datatype),
 		                              GRAPH_OP(c, op), comm, pmpi_g.coll_segment,
@@ -1019,10 +1027,9 @@ static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recv
 {
 	pmpi_ensure();
 	int total = 0;
-	if (use_graph(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_IREDUCE_SCATTER_BLOCK, comm, 0,
 	              ok(recvcount, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
-	                      scatter_total_ok(comm, NULL, recvcount, &total) &&
-	                      op_holdable(op) &&
+	                      scatter_total_ok(comm, NULL, recvcount, &total) && op_holdable(op) &&
 	                      auto_ok(total, datatype, op))) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
@@ -1056,7 +1063,7 @@ static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                     MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
-	if (use_graph(PMPI_COLL_ISCAN, comm, 0,
+	if (USE_GRAPH(PMPI_COLL_ISCAN, comm, 0,
 	              ok(count, datatype) && op != MPI_OP_NULL && sendbuf != recvbuf &&
 	                      op_holdable(op))) {
 		GRAPH_BEGIN(c);
@@ -1090,13 +1097,14 @@ static int iscatter_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 	int count = recvbuf == MPI_IN_PLACE ? sendcount : recvcount;
 	MPI_Datatype type = recvbuf == MPI_IN_PLACE ? sendtype : recvtype;
 	if (comm != MPI_COMM_NULL &&
-	    use_graph(PMPI_COLL_ISCATTER, comm, root,
+	    USE_GRAPH(PMPI_COLL_ISCATTER, comm, root,
 	              rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype))) {
 		GRAPH_BEGIN(c);
 		bool at_root = is_root(comm, root);
 		send.type = GRAPH_TYPE_IF(c, at_root, sendtype);
 		int rc = coll_iscatter(send, recvbuf, recvcount,
-		                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype),
+		                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE,
+		                                     recvtype),
 		                       root, comm, c->request);
 		GRAPH_END(c, rc);
 		if (rc != COLL_ENOTAGS)
@@ -1129,7 +1137,7 @@ static int iscatterv_graph(struct coll_blocks send, void *recvbuf, int recvcount
 {
 	int size = 0;
 	if (comm == MPI_COMM_NULL ||
-	    !use_graph(PMPI_COLL_ISCATTER, comm, root,
+	    !USE_GRAPH(PMPI_COLL_ISCATTER, comm, root,
 	               rooted_ok(comm, root, recvbuf == MPI_IN_PLACE, &send, recvcount, recvtype) &&
 	                       PMPI_Comm_size(comm, &size) == MPI_SUCCESS))
 		return COLL_NOT_TAKEN;
@@ -1138,8 +1146,8 @@ static int iscatterv_graph(struct coll_blocks send, void *recvbuf, int recvcount
 	if (at_root)
 		GRAPH_BLOCKS(c, send, size);
 	int rc = coll_iscatter(send, recvbuf, recvcount,
-	                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype), root,
-	                       comm, c->request);
+	                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype),
+	                       root, comm, c->request);
 	GRAPH_END(c, rc);
 	if (rc == COLL_ENOTAGS)
 		return COLL_NOT_TAKEN;
@@ -1537,18 +1545,14 @@ static int wide_blocks(struct wide *w, int n, const void *base, const MPI_Count 
  * group's size). Every rank answers alike. */
 static bool wide_size(unsigned bit, MPI_Comm comm, int *size)
 {
-	int inter = 1;
-	return (pmpi_g.coll_graph & bit) && pmpi_g.threaded && comm != MPI_COMM_NULL &&
-	       PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
-	       PMPI_Comm_size(comm, size) == MPI_SUCCESS;
+	return graph_may(bit, comm) && PMPI_Comm_size(comm, size) == MPI_SUCCESS;
 }
 
 /* The large-count `v` and `w` forms as graphs (COLL_NOT_TAKEN: the MPI's
  * own _c form is to run the call, with the application's arrays). */
 static int iallgatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[],
-                               const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                               const struct call *c)
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
 {
 	int size = 0, scount = 0;
 	MPI_Datatype stype = sendtype;
@@ -1654,12 +1658,12 @@ static int iscatterv_c_graph(const void *sendbuf, const MPI_Count sendcounts[],
 
 /* The MPI's own large-count form of `name` (MPI_<name>_c), without the
  * warning: every rank made the same choice. */
-#define C_ON_MPI(name, rep, args)                                                        \
+#define C_ON_MPI(name, rep, args)                                                          \
 	coll_report(rep, -1, MPI_DATATYPE_NULL, coll_track(PMPI_##name##_c args, request), \
 	            ICALL(request, site))
-#define C_INIT_ON_MPI(name, rep, args)                                                        \
-	coll_report(rep, -1, MPI_DATATYPE_NULL, coll_track_init(PMPI_##name##_init_c args, request), \
-	            PCALL(request, info))
+#define C_INIT_ON_MPI(name, rep, args)          \
+	coll_report(rep, -1, MPI_DATATYPE_NULL, \
+	            coll_track_init(PMPI_##name##_init_c args, request), PCALL(request, info))
 
 PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
@@ -1902,17 +1906,17 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 
 /*
  * A reduce-scatter's MPI_Count recvcounts as ints in *out (freed by the
- * caller), NULL when one count or their sum does not fit an int, or on an
- * inter-communicator. Every rank passes the same counts, so every rank
- * decides alike. MPI_ERR_NO_MEM when out of memory, said to the caller
- * rather than sending this rank alone to the MPI's schedule.
+ * caller), NULL when one count or their sum does not fit an int, or where
+ * no graph may run it (graph_may()). Every rank passes the same counts, so
+ * every rank decides alike. MPI_ERR_NO_MEM when out of memory, said to the
+ * caller rather than sending this rank alone to the MPI's schedule.
  */
 static int redscat_counts(MPI_Comm comm, const MPI_Count *counts, int **out)
 {
 	*out = NULL;
-	int inter = 1, size = 0;
-	if (comm == MPI_COMM_NULL || !counts || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-	    inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+	int size = 0;
+	if (!counts || !graph_may(PMPI_COLL_IREDUCE_SCATTER, comm) ||
+	    PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
 		return MPI_SUCCESS;
 	MPI_Count total = 0;
 	for (int i = 0; i < size; i++) {
@@ -2023,12 +2027,12 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
  * the gathers, scatters and all-to-all whatever their values; otherwise
  * the MPI's own.
  */
-#define PCOLL_C_NATIVE(bit, kind, count, type, name, call)                         \
-	do {                                                                       \
-		pmpi_ensure();                                                     \
-		large_on_mpi(bit, name);                                           \
+#define PCOLL_C_NATIVE(bit, kind, count, type, name, call)                            \
+	do {                                                                          \
+		pmpi_ensure();                                                        \
+		large_on_mpi(bit, name);                                              \
 		return coll_report(kind, count, type, coll_track_init(call, request), \
-		                   PCALL(request, info));                          \
+		                   PCALL(request, info));                             \
 	} while (0)
 
 PMPI_EXPORT int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,

@@ -147,7 +147,8 @@ static void gatherv_vector(int round)
 	int n = rank + 1;
 	double *s = malloc(sizeof(double) * (size_t)n),
 	       *r = calloc(2 * (size_t)N * (size_t)size, sizeof(double));
-	int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
+	int *counts = malloc(sizeof(int) * (size_t)size),
+	    *displs = malloc(sizeof(int) * (size_t)size);
 	CHECK(s && r && counts && displs);
 	for (int i = 0; i < n; i++)
 		s[i] = 100 * rank + i + round;
@@ -169,7 +170,8 @@ static void gatherv_vector(int round)
 	if (rank == 0)
 		for (int i = 0; i < size; i++)
 			for (int k = 0; k < 2 * N; k++) {
-				double want = k % 2 == 0 && k / 2 < i + 1 ? 100 * i + k / 2 + round : 0;
+				double want = k % 2 == 0 && k / 2 < i + 1 ? 100 * i + k / 2 + round
+				                                          : 0;
 				CHECK(r[2 * (size_t)N * i + k] == want);
 			}
 	free(s);
@@ -181,9 +183,11 @@ static void gatherv_vector(int round)
 /* Each peer's block as a contiguous type of its own, all freed at once. */
 static void alltoallw_types(int round)
 {
-	int *s = malloc(sizeof(int) * N * (size_t)size), *r = malloc(sizeof(int) * N * (size_t)size),
+	int *s = malloc(sizeof(int) * N * (size_t)size),
+	    *r = malloc(sizeof(int) * N * (size_t)size),
 	    *c = malloc(sizeof(int) * N * (size_t)size);
-	int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
+	int *counts = malloc(sizeof(int) * (size_t)size),
+	    *displs = malloc(sizeof(int) * (size_t)size);
 	MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)size),
 	             *decoys = malloc(sizeof(MPI_Datatype) * (size_t)size);
 	CHECK(s && r && c && counts && displs && types && decoys);
@@ -198,8 +202,8 @@ static void alltoallw_types(int round)
 	}
 	MPI_Request q;
 	late();
-	CHECK_MPI(MPI_Ialltoallw(s, counts, displs, types, r, counts, displs, types,
-	                         MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Ialltoallw(s, counts, displs, types, r, counts, displs, types, MPI_COMM_WORLD,
+	                         &q));
 	for (int i = 0; i < size; i++) {
 		CHECK_MPI(MPI_Type_free(&types[i]));
 		decoys[i] = decoy();
@@ -250,7 +254,8 @@ static void maxloc_pairs(int round)
 
 static void ignored_types(int round)
 {
-	int *s = malloc(sizeof(int) * N * (size_t)size), *r = malloc(sizeof(int) * N * (size_t)size);
+	int *s = malloc(sizeof(int) * N * (size_t)size),
+	    *r = malloc(sizeof(int) * N * (size_t)size);
 	CHECK(s && r);
 	MPI_Datatype stale;
 	CHECK_MPI(MPI_Type_vector(2, 1, 3, MPI_INT, &stale));
@@ -270,8 +275,8 @@ static void ignored_types(int round)
 			for (int i = 0; i < N; i++)
 				CHECK(r[p * N + i] == 1000 * p + i + round);
 
-	CHECK_MPI(MPI_Iscatter(rank == 0 ? s : NULL, N, rank == 0 ? MPI_INT : freed, r, N,
-	                       MPI_INT, 0, MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Iscatter(rank == 0 ? s : NULL, N, rank == 0 ? MPI_INT : freed, r, N, MPI_INT,
+	                       0, MPI_COMM_WORLD, &q));
 	CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
 	for (int i = 0; i < N; i++)
 		CHECK(r[i] == rank * N + i + round);

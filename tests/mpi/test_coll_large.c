@@ -160,14 +160,14 @@ static void alltoallv(bool pers, bool w)
 			for (int k = 0; k < to_count(j); k++)
 				s[sl.displs[j] + k] = val(rank, 1000 * j + k + run);
 		if (!pers && w && rank == 0)
-			CHECK_MPI(MPI_Ialltoallw_c(s, sl.ccounts, sl.bdispls, sl.types, r, rl.ccounts,
-			                           rl.bdispls, rl.types, c, &q));
+			CHECK_MPI(MPI_Ialltoallw_c(s, sl.ccounts, sl.bdispls, sl.types, r,
+			                           rl.ccounts, rl.bdispls, rl.types, c, &q));
 		else if (!pers && w)
-			CHECK_MPI(MPI_Ialltoallw(s, sl.counts, sb, sl.types, r, rl.counts, rb, rl.types,
-			                         c, &q));
+			CHECK_MPI(MPI_Ialltoallw(s, sl.counts, sb, sl.types, r, rl.counts, rb,
+			                         rl.types, c, &q));
 		else if (!pers && rank == 0)
-			CHECK_MPI(MPI_Ialltoallv_c(s, sl.ccounts, sl.cdispls, MPI_INT, r, rl.ccounts,
-			                           rl.cdispls, MPI_INT, c, &q));
+			CHECK_MPI(MPI_Ialltoallv_c(s, sl.ccounts, sl.cdispls, MPI_INT, r,
+			                           rl.ccounts, rl.cdispls, MPI_INT, c, &q));
 		else if (!pers)
 			CHECK_MPI(MPI_Ialltoallv(s, sl.counts, sl.displs, MPI_INT, r, rl.counts,
 			                         rl.displs, MPI_INT, c, &q));
@@ -194,8 +194,8 @@ static void alltoallv_in_place(void)
 			r[l.displs[j] + k] = val(rank, 1000 * j + k);
 	MPI_Request q;
 	if (rank == 0)
-		CHECK_MPI(MPI_Ialltoallv_c(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, l.ccounts,
-		                           l.cdispls, MPI_INT, MPI_COMM_WORLD, &q));
+		CHECK_MPI(MPI_Ialltoallv_c(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r,
+		                           l.ccounts, l.cdispls, MPI_INT, MPI_COMM_WORLD, &q));
 	else
 		CHECK_MPI(MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, l.counts,
 		                         l.displs, MPI_INT, MPI_COMM_WORLD, &q));
@@ -230,8 +230,8 @@ static void rooted(bool pers, bool gather)
 		CHECK_MPI(MPI_Scatterv_init_c(all, at ? l.ccounts : NULL, at ? l.cdispls : NULL,
 		                              MPI_INT, mine, n, MPI_INT, root, c, i, &q));
 	else if (pers)
-		CHECK_MPI(MPI_Scatterv_init(all, at ? l.counts : NULL, at ? l.displs : NULL, MPI_INT,
-		                            mine, n, MPI_INT, root, c, i, &q));
+		CHECK_MPI(MPI_Scatterv_init(all, at ? l.counts : NULL, at ? l.displs : NULL,
+		                            MPI_INT, mine, n, MPI_INT, root, c, i, &q));
 	for (int run = 0; run < (pers ? 2 : 1); run++) {
 		for (int k = 0; k < n; k++)
 			mine[k] = gather ? val(rank, k + run) : -7;
@@ -323,8 +323,8 @@ static void big_block(int root)
 	for (size_t k = 0; k < (size_t)n; k++)
 		s[k] = pattern(rank, k);
 	MPI_Request q;
-	CHECK_MPI(MPI_Igatherv_c(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, root,
-	                         MPI_COMM_WORLD, &q));
+	CHECK_MPI(MPI_Igatherv_c(s, n, MPI_BYTE, r, counts, displs, MPI_BYTE, root, MPI_COMM_WORLD,
+	                         &q));
 	wait1(&q);
 	if (rank == root)
 		for (int j = 0; j < size; j++) {
