@@ -3,10 +3,12 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,6 +24,22 @@ static uint64_t clock_ns(clockid_t id)
 uint64_t sys_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t sys_now_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 uint64_t sys_thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+int sys_schedstat_open(void) { return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC); }
+
+int64_t sys_run_delay_ns(int fd)
+{
+	/* "<ns on a CPU> <ns runnable, waiting> <slices>\n" */
+	char buf[96];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	unsigned long long run = 0, wait = 0;
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return -1;
+	return (int64_t)wait;
+}
 
 void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 {

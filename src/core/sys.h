@@ -18,6 +18,11 @@ uint64_t sys_now_coarse_ns(void);
 /* CPU time the calling thread has used, in nanoseconds (a system call:
  * the vDSO does not serve thread clocks). */
 uint64_t sys_thread_cpu_ns(void);
+/* The calling thread's scheduler statistics (/proc/thread-self/schedstat,
+ * close-on-exec), -1 where the kernel has none; and the time the thread
+ * has spent runnable but waiting for a CPU, in nanoseconds (-1 on error). */
+int sys_schedstat_open(void);
+int64_t sys_run_delay_ns(int fd);
 
 /*
  * Private futex on a 32-bit word. wait sleeps while *addr == val, for at
