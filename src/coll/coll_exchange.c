@@ -16,6 +16,7 @@
 #include "coll_algo.h"
 #include "coll_op.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ static int finish(struct coll_op *op, int rc, MPI_Request *request)
 static int stage_in_place(struct coll_op *op, void *recvbuf, int rcount, MPI_Datatype rtype,
                           char **copy, int *node)
 {
+	/* The caller stages block by block where size * rcount is past
+	 * INT_MAX (stage_blocks()). */
 	MPI_Aint lb, ext, tlb, text;
 	PMPI_Type_get_extent(rtype, &lb, &ext);
 	PMPI_Type_get_true_extent(rtype, &tlb, &text);
@@ -92,7 +95,7 @@ static size_t elements_span(int n, MPI_Datatype type, MPI_Aint *shift)
 }
 
 /* In place with blocks of varied counts or types (MPI_Ialltoallv,
- * MPI_Ialltoallw): each block but the rank's own is copied to the scratch
+ * MPI_Ialltoallw), or more elements in all than an int counts: each block but the rank's own is copied to the scratch
  * memory before it goes out, since the receive from the same peer
  * overwrites it; base[j] is block j's copy (its count and type are
  * recv's), node[j] the COPY node that block j's send and receive wait for
@@ -181,7 +184,10 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 	int staged = -1, in_place = send.base == MPI_IN_PLACE;
 	char **copies = NULL; /* in place with varied blocks: stage_blocks() */
 	int *copied = NULL;
-	if (in_place && (recv.counts || recv.types)) {
+	/* One COPY node takes the whole buffer when its element count fits
+	 * an int; past that, one per block. */
+	if (in_place && (recv.counts || recv.types ||
+	                 (long long)op->size * recv.count > INT_MAX)) {
 		copies = calloc((size_t)op->size, sizeof(*copies) + sizeof(*copied));
 		copied = copies ? (int *)(copies + op->size) : NULL;
 		rc = copies ? stage_blocks(op, &recv, copies, copied) : MPI_ERR_NO_MEM;
@@ -197,7 +203,7 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 		send.base = copy;
 	}
 	size_t block;
-	if (rc == MPI_SUCCESS && !send.counts && !send.types &&
+	if (rc == MPI_SUCCESS && !copies && !send.counts && !send.types &&
 	    use_bruck(&recv, op->size, &block)) {
 		struct coll_block_layout sl = coll_block_layout_of(send.base, send.count,
 		                                                   send.type),

@@ -19,12 +19,14 @@
  *   - completion by MPI_Wait, MPI_Waitall mixed with a point-to-point
  *     request, a loop of MPI_Test, and MPI_Waitany/Waitsome;
  *   - collectives in flight on MPI_COMM_WORLD, a duplicate and a split at
- *     once, then the duplicate freed while its shadow is in use.
+ *     once, then the duplicate freed while its shadow is in use;
+ *   - an in-place all-to-all of more elements than an int counts.
  * Any number of ranks; argument "light": the per-collective checks on
  * MPI_COMM_WORLD only. Prints "coll graph: all checks passed" on rank 0.
  */
 #include "mpitest.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -562,6 +564,27 @@ static void check_barrier(MPI_Comm comm, int *iter)
 	}
 }
 
+/* An in-place all-to-all of more elements in all than an int counts
+ * (INT_MAX / size + 1 per block): its blocks are staged one by one. The
+ * elements are of an empty datatype, so that the test needs no memory;
+ * counting the staging copy's elements in an int makes the call fail. */
+static void check_alltoall_many(MPI_Comm comm)
+{
+	int size, buf[1] = { 0 };
+	MPI_Comm_size(comm, &size);
+	if (size < 2)
+		return;
+	MPI_Datatype empty;
+	CHECK_MPI(MPI_Type_contiguous(0, MPI_INT, &empty));
+	CHECK_MPI(MPI_Type_commit(&empty));
+	MPI_Request req;
+	CHECK_MPI(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, INT_MAX / size + 1, empty,
+	                        comm, &req));
+	CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+	CHECK(buf[0] == 0);
+	MPI_Type_free(&empty);
+}
+
 /* Three collectives on three communicators in flight at once. */
 static void check_overlapping(MPI_Comm a, MPI_Comm b)
 {
@@ -615,6 +638,7 @@ int main(int argc, char **argv)
 		check_vexchanges(comms[c], &iter);
 		check_wexchange(comms[c], vec3, &iter);
 	}
+	check_alltoall_many(MPI_COMM_WORLD);
 	check_overlapping(dup, split);
 	CHECK_MPI(MPI_Comm_free(&dup));
 	/* A fresh communicator's first collective waits for its shadow. */
