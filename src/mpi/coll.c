@@ -83,7 +83,7 @@ static int coll_track_init(int rc, MPI_Request *req)
 
 /* The MPI's non-blocking collective, tracked; or its persistent one,
  * tracked from each start. */
-#define NATIVE(c, icall, pname, pargs)                                    \
+#define NATIVE(c, icall, pname, pargs)                                        \
 	((c)->persistent ? coll_track_init(PCOLL(pname, pargs), (c)->request) \
 	                 : coll_track(icall, (c)->request))
 
@@ -697,19 +697,21 @@ static bool neighbor_ok(MPI_Comm comm, const struct coll_blocks *send, bool per_
 static int neighbor_graph(bool alltoall, struct coll_blocks send, struct coll_blocks recv,
                           MPI_Comm comm, const struct call *c)
 {
-	/* The alltoallw's datatypes, one per neighbour (the counts succeeded
-	 * in neighbor_ok()). */
+	/* A datatype per neighbour (alltoallw's, and the large-count forms'
+	 * blocks: struct wide), or one for all (the counts succeeded in
+	 * neighbor_ok()). */
 	int nin = 0, nout = 0;
-	if (send.types)
+	if (send.types || recv.types)
 		coll_neighbor_counts(comm, &nin, &nout);
 	GRAPH_BEGIN(c);
-	if (send.types) { /* .type is unset */
+	if (send.types) /* .type is unset */
 		send.types = GRAPH_TYPES(c, send.types, nout);
-		recv.types = GRAPH_TYPES(c, recv.types, nin);
-	} else {
+	else
 		send.type = GRAPH_TYPE(c, send.type);
+	if (recv.types)
+		recv.types = GRAPH_TYPES(c, recv.types, nin);
+	else
 		recv.type = GRAPH_TYPE(c, recv.type);
-	}
 	int rc = coll_ineighbor(alltoall, send, recv, comm, c->request);
 	GRAPH_END(c, rc);
 	return rc;
@@ -1411,13 +1413,14 @@ PMPI_EXPORT int PCOLL_NAME(Neighbor_alltoallw_init)(const void *sendbuf, const i
 #if MPI_VERSION >= 4
 /*
  * MPI-4 large-count forms (name_c, MPI_Count counts and MPI_Aint
- * displacements). A rank may call one form while another calls the other,
- * so a call whose counts fit an int takes the int form's path, graph
- * included, and the `v` and `w` forms of the gathers, scatters and
- * all-to-alls take it whatever their values (struct wide). Otherwise the
- * MPI runs it and piano tracks the request; should PIANO_COLL run that
- * collective as a graph, a rank calling the int form meanwhile would run
- * the graph against the MPI's schedule: said once per collective.
+ * displacements). A rank may call one form while another calls the other
+ * (the type signatures match, not the counts), so a call whose counts fit
+ * an int takes the int form's path, graph included, and every collective
+ * but the reductions takes it whatever its values where a graph may run it:
+ * a count past INT_MAX as one element of a contiguous datatype (struct
+ * wide). A reduction's count and datatype are the same on every rank: one
+ * past INT_MAX runs on the MPI's schedule on every rank, and piano tracks
+ * the request; should PIANO_COLL name that collective, it is said once.
  */
 static bool fits(MPI_Count count) { return count >= 0 && count <= INT_MAX; }
 
@@ -1427,9 +1430,8 @@ static void large_on_mpi(unsigned bit, const char *name)
 	if (!(pmpi_g.coll_graph & bit) || !pmpi_g.threaded ||
 	    (atomic_fetch_or_explicit(&warned, bit, memory_order_relaxed) & bit))
 		return;
-	pmpi_warn("%s: counts past INT_MAX or arrays of MPI_Count run on the MPI's schedule, "
-	          "not as PIANO_COLL's graph: every rank must call this form here, or leave "
-	          "the collective out of PIANO_COLL",
+	pmpi_warn("%s: a reduction of more than INT_MAX elements, or of counts that sum past "
+	          "INT_MAX, runs on the MPI's schedule, not as PIANO_COLL's graph",
 	          name);
 }
 
@@ -1656,6 +1658,102 @@ static int iscatterv_c_graph(const void *sendbuf, const MPI_Count sendcounts[],
 	return rc;
 }
 
+/* The large-count neighbourhood collectives as graphs: the allgather's
+ * one block to send and the blocks of both sides (struct wide, sized by
+ * the topology's in- and out-neighbours), whatever their values
+ * (COLL_NOT_TAKEN: the MPI's own _c form is to run the call). */
+static int ineighbor_c_graph(bool alltoall, const void *sendbuf, MPI_Count sendcount,
+                             const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                             MPI_Datatype sendtype, const MPI_Datatype sendtypes[], void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             const struct call *c)
+{
+	unsigned bit = alltoall ? PMPI_COLL_INEIGHBOR_ALLTOALL : PMPI_COLL_INEIGHBOR_ALLGATHER;
+	int nin = 0, nout = 0, n = 0;
+	/* Without a topology the MPI reports the error, as natively. */
+	if (!graph_may(bit, comm) || coll_neighbor_counts(comm, &nin, &nout) != MPI_SUCCESS)
+		return COLL_NOT_TAKEN;
+	struct wide ws = { 0 }, wr = { 0 };
+	struct coll_blocks send = { .base = sendbuf, .type = MPI_DATATYPE_NULL }, recv;
+	MPI_Datatype t = sendtype;
+	int rc = alltoall ? wide_blocks(&ws, nout, sendbuf, sendcounts, sdispls, sendtype,
+	                                sendtypes, &send)
+	                  : wide_one(&ws, sendcount, sendtype, &n, &t);
+	if (!alltoall)
+		send = uniform(sendbuf, n, t);
+	if (rc == MPI_SUCCESS)
+		rc = wide_blocks(&wr, nin, recvbuf, recvcounts, rdispls, recvtype, recvtypes,
+		                 &recv);
+	if (rc == MPI_SUCCESS) {
+		rc = COLL_NOT_TAKEN;
+		if (USE_GRAPH(bit, comm, 0, neighbor_ok(comm, &send, alltoall, &recv))) {
+			rc = neighbor_graph(alltoall, send, recv, comm, c);
+			rc = rc == COLL_ENOTAGS
+			             ? COLL_NOT_TAKEN
+			             : coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+		}
+	}
+	wide_free(&ws);
+	wide_free(&wr);
+	return rc;
+}
+
+/*
+ * A large-count call with one count per buffer, some past INT_MAX, as the
+ * int form's path takes it wherever a graph may run the collective: each
+ * count past INT_MAX becomes one element of a contiguous datatype
+ * (wide_one()), so that every rank makes the int form's choice whatever
+ * its counts and whichever form it called. An argument the call ignores
+ * (used false: in place, a root's argument on another rank) is passed as
+ * it is, its count 0 where it does not fit: the graph never reads it.
+ */
+struct wide_arg {
+	MPI_Count count;
+	MPI_Datatype type;
+	bool used;
+	int n;          /* out: the int count */
+	MPI_Datatype t; /* out: its datatype */
+};
+
+static struct wide_arg arg_of(MPI_Count count, MPI_Datatype type, bool used)
+{
+	return (struct wide_arg){ .count = count, .type = type, .used = used };
+}
+
+static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_arg *a, int na)
+{
+	pmpi_ensure();
+	if (!graph_may(bit, comm))
+		return COLL_NOT_TAKEN;
+	for (int i = 0; i < na; i++) {
+		a[i].n = fits(a[i].count) ? (int)a[i].count : 0;
+		a[i].t = a[i].type;
+		int rc = a[i].used ? wide_one(w, a[i].count, a[i].type, &a[i].n, &a[i].t)
+		                   : MPI_SUCCESS;
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	return MPI_SUCCESS;
+}
+
+/* In a wrapper: returns what `call` (the int form's path, reading the
+ * array `args` of struct wide_arg) returned where wide_args() let a graph
+ * run the collective; otherwise goes on, to the MPI's own. The datatypes
+ * made here are freed once `call` returned: the graph holds duplicates,
+ * and the MPI's int form keeps what it needs of a freed one. */
+#define WIDE_AT(bit, comm, args, call)                                       \
+	do {                                                                 \
+		struct wide wide_ = { 0 };                                   \
+		int wrc_ = wide_args((bit), (comm), &wide_, (args),          \
+		                     (int)(sizeof(args) / sizeof(*(args)))); \
+		if (wrc_ == MPI_SUCCESS)                                     \
+			wrc_ = (call);                                       \
+		wide_free(&wide_);                                           \
+		if (wrc_ != COLL_NOT_TAKEN)                                  \
+			return wrc_;                                         \
+	} while (0)
+
 /* The MPI's own large-count form of `name` (MPI_<name>_c), without the
  * warning: every rank made the same choice. */
 #define C_ON_MPI(name, rep, args)                                                          \
@@ -1665,19 +1763,253 @@ static int iscatterv_c_graph(const void *sendbuf, const MPI_Count sendcounts[],
 	coll_report(rep, -1, MPI_DATATYPE_NULL, \
 	            coll_track_init(PMPI_##name##_init_c args, request), PCALL(request, info))
 
+/*
+ * The forms with one count per buffer: the int form's path when the counts
+ * fit, or wherever a graph may run the collective (WIDE_AT); otherwise the
+ * MPI's own _c form, non-blocking or persistent as c says.
+ */
+#define NATIVE_C(c, iname, iargs, pname, pargs)                                       \
+	((c)->persistent ? coll_track_init(PMPI_##pname##_init_c pargs, (c)->request) \
+	                 : coll_track(PMPI_##iname##_c iargs, (c)->request))
+
+static int ibcast_c_at(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                       MPI_Comm comm, const struct call *c)
+{
+	if (fits(count))
+		return ibcast_at(buffer, (int)count, datatype, root, comm, c);
+	struct wide_arg a[] = { arg_of(count, datatype, true) };
+	WIDE_AT(PMPI_COLL_IBCAST, comm, a, ibcast_at(buffer, a[0].n, a[0].t, root, comm, c));
+	return coll_report(REPORT_IBCAST, count, datatype,
+	                   NATIVE_C(c, Ibcast, (buffer, count, datatype, root, comm, c->request),
+	                            Bcast,
+	                            (buffer, count, datatype, root, comm, c->info, c->request)),
+	                   c);
+}
+
+/* all: the allgather, else the all-to-all. */
+static int iallgather_c_at(bool all, const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
+{
+	int (*at)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+	          const struct call *) = all ? iallgather_at : ialltoall_at;
+	if (fits(sendcount) && fits(recvcount))
+		return at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
+		          comm, c);
+	struct wide_arg a[] = { arg_of(sendcount, sendtype, sendbuf != MPI_IN_PLACE),
+		                arg_of(recvcount, recvtype, true) };
+	WIDE_AT(all ? PMPI_COLL_IALLGATHER : PMPI_COLL_IALLTOALL, comm, a,
+	        at(sendbuf, a[0].n, a[0].t, recvbuf, a[1].n, a[1].t, comm, c));
+	int rc = all ? NATIVE_C(c, Iallgather,
+	                        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                         c->request),
+	                        Allgather,
+	                        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                         c->info, c->request))
+	             : NATIVE_C(c, Ialltoall,
+	                        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                         c->request),
+	                        Alltoall,
+	                        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                         c->info, c->request));
+	return coll_report(all ? REPORT_IALLGATHER : REPORT_IALLTOALL, recvcount, recvtype, rc, c);
+}
+
+/* gather: the gather (the root receives), else the scatter. */
+static int irooted_c_at(bool gather, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, const struct call *c)
+{
+	int (*at)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+	          const struct call *) = gather ? igather_at : iscatter_at;
+	if (fits(sendcount) && fits(recvcount))
+		return at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
+		          root, comm, c);
+	/* The root's side is ignored elsewhere, the rank's own at the root in
+	 * place. */
+	bool at_root = comm != MPI_COMM_NULL && is_root(comm, root);
+	bool in_place = at_root && (gather ? sendbuf : recvbuf) == MPI_IN_PLACE;
+	struct wide_arg a[] = { arg_of(sendcount, sendtype, gather ? !in_place : at_root),
+		                arg_of(recvcount, recvtype, gather ? at_root : !in_place) };
+	WIDE_AT(gather ? PMPI_COLL_IGATHER : PMPI_COLL_ISCATTER, comm, a,
+	        at(sendbuf, a[0].n, a[0].t, recvbuf, a[1].n, a[1].t, root, comm, c));
+	int rc = gather ? NATIVE_C(c, Igather,
+	                           (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            root, comm, c->request),
+	                           Gather,
+	                           (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            root, comm, c->info, c->request))
+	                : NATIVE_C(c, Iscatter,
+	                           (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            root, comm, c->request),
+	                           Scatter,
+	                           (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            root, comm, c->info, c->request));
+	/* The rank's own block: what it sends (gather) or receives (scatter),
+	 * the root's block in place. */
+	bool own_send = gather ? sendbuf != MPI_IN_PLACE : recvbuf == MPI_IN_PLACE;
+	return coll_report(gather ? REPORT_IGATHER : REPORT_ISCATTER,
+	                   own_send ? sendcount : recvcount, own_send ? sendtype : recvtype, rc, c);
+}
+
+/* alltoall: the neighbour all-to-all, else the allgather. */
+static int ineighbor_c_at(bool alltoall, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, const struct call *c)
+{
+	if (fits(sendcount) && fits(recvcount))
+		return alltoall ? ineighbor_alltoall_at(false, sendbuf, NULL, (int)sendcount, NULL,
+		                                        sendtype, recvbuf, NULL, (int)recvcount,
+		                                        NULL, recvtype, comm, c)
+		                : ineighbor_allgather_at(false, sendbuf, (int)sendcount, sendtype,
+		                                         recvbuf, NULL, (int)recvcount, NULL,
+		                                         recvtype, comm, c);
+	struct wide_arg a[] = { arg_of(sendcount, sendtype, true),
+		                arg_of(recvcount, recvtype, true) };
+	WIDE_AT(alltoall ? PMPI_COLL_INEIGHBOR_ALLTOALL : PMPI_COLL_INEIGHBOR_ALLGATHER, comm, a,
+	        alltoall ? ineighbor_alltoall_at(false, sendbuf, NULL, a[0].n, NULL, a[0].t,
+	                                         recvbuf, NULL, a[1].n, NULL, a[1].t, comm, c)
+	                 : ineighbor_allgather_at(false, sendbuf, a[0].n, a[0].t, recvbuf, NULL,
+	                                          a[1].n, NULL, a[1].t, comm, c));
+	int rc = alltoall ? NATIVE_C(c, Ineighbor_alltoall,
+	                             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm, c->request),
+	                             Neighbor_alltoall,
+	                             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm, c->info, c->request))
+	                  : NATIVE_C(c, Ineighbor_allgather,
+	                             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm, c->request),
+	                             Neighbor_allgather,
+	                             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm, c->info, c->request));
+	return coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
+}
+
+PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                             MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ibcast_c_at(buffer, count, datatype, root, comm, ICALL(request, REPORT_SITE()));
+}
+
 PMPI_EXPORT int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(sendcount) && fits(recvcount))
-		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                     recvtype, comm, ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IALLGATHER, Iallgather, REPORT_IALLGATHER, recvcount,
-	                    recvtype,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-	                     request));
+	return iallgather_c_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                       comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iallgather_c_at(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                       comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return irooted_c_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                    comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return irooted_c_at(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                    comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm,
+                                          MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_c_at(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                      comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_c_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                      comm, ICALL(request, REPORT_SITE()));
+}
+
+PMPI_EXPORT int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ibcast_c_at(buffer, count, datatype, root, comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iallgather_c_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                       comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return iallgather_c_at(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                       comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return irooted_c_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                    comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return irooted_c_at(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                    comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                              MPI_Datatype sendtype, void *recvbuf,
+                                              MPI_Count recvcount, MPI_Datatype recvtype,
+                                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_c_at(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                      comm, PCALL(request, info));
+}
+
+PMPI_EXPORT int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
+                                             MPI_Datatype sendtype, void *recvbuf,
+                                             MPI_Count recvcount, MPI_Datatype recvtype,
+                                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	return ineighbor_c_at(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                      comm, PCALL(request, info));
 }
 
 PMPI_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1708,20 +2040,6 @@ PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
 		                     ICALL(request, site));
 	return LARGE_ON_MPI(PMPI_COLL_IALLREDUCE, Iallreduce, REPORT_IALLREDUCE, count, datatype,
 	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
-}
-
-PMPI_EXPORT int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(sendcount) && fits(recvcount))
-		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                    recvtype, comm, ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IALLTOALL, Ialltoall, REPORT_IALLTOALL, recvcount, recvtype,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-	                     request));
 }
 
 PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1761,17 +2079,6 @@ PMPI_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts
 	                 recvtypes, comm, request));
 }
 
-PMPI_EXPORT int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-                             MPI_Comm comm, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(count))
-		return ibcast_at(buffer, (int)count, datatype, root, comm, ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IBCAST, Ibcast, REPORT_IBCAST, count, datatype,
-	                    (buffer, count, datatype, root, comm, request));
-}
-
 PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
@@ -1782,22 +2089,6 @@ PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 		                  ICALL(request, site));
 	return LARGE_ON_MPI(PMPI_COLL_IEXSCAN, Iexscan, REPORT_IEXSCAN, count, datatype,
 	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
-}
-
-PMPI_EXPORT int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                              MPI_Comm comm, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(sendcount) && fits(recvcount))
-		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                  recvtype, root, comm, ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IGATHER, Igather, REPORT_IGATHER,
-	                    sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
-	                    sendbuf == MPI_IN_PLACE ? recvtype : sendtype,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-	                     request));
 }
 
 PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -1816,23 +2107,6 @@ PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	                 comm, request));
 }
 
-PMPI_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
-                                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                                          MPI_Datatype recvtype, MPI_Comm comm,
-                                          MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(sendcount) && fits(recvcount))
-		return ineighbor_allgather_at(false, sendbuf, (int)sendcount, sendtype, recvbuf,
-		                              NULL, (int)recvcount, NULL, recvtype, comm,
-		                              ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLGATHER, Ineighbor_allgather, REPORT_INEIGHBOR,
-	                    -1, MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-	                     request));
-}
-
 PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
                                            MPI_Datatype sendtype, void *recvbuf,
                                            const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -1841,26 +2115,14 @@ PMPI_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendco
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLGATHER, Ineighbor_allgatherv, REPORT_INEIGHBOR,
-	                    -1, MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-	                     comm, request));
-}
-
-PMPI_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
-                                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(sendcount) && fits(recvcount))
-		return ineighbor_alltoall_at(false, sendbuf, NULL, (int)sendcount, NULL, sendtype,
-		                             recvbuf, NULL, (int)recvcount, NULL, recvtype, comm,
-		                             ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLTOALL, Ineighbor_alltoall, REPORT_INEIGHBOR, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-	                     request));
+	pmpi_ensure();
+	int rc = ineighbor_c_graph(false, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf,
+	                           recvcounts, displs, recvtype, NULL, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Ineighbor_allgatherv, REPORT_INEIGHBOR,
+	                (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+	                 request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1871,10 +2133,14 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count s
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLTOALL, Ineighbor_alltoallv, REPORT_INEIGHBOR, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-	                     recvtype, comm, request));
+	pmpi_ensure();
+	int rc = ineighbor_c_graph(true, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf,
+	                           recvcounts, rdispls, recvtype, NULL, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Ineighbor_alltoallv, REPORT_INEIGHBOR,
+	                (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                 recvtype, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -1885,10 +2151,15 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
 {
 	PMPI_APP_SCOPE();
 	const void *site = REPORT_SITE();
-	return LARGE_ON_MPI(PMPI_COLL_INEIGHBOR_ALLTOALL, Ineighbor_alltoallw, REPORT_INEIGHBOR, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-	                     recvtypes, comm, request));
+	pmpi_ensure();
+	int rc = ineighbor_c_graph(true, sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL,
+	                           sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL,
+	                           recvtypes, comm, ICALL(request, site));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_ON_MPI(Ineighbor_alltoallw, REPORT_INEIGHBOR,
+	                (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                 recvtypes, comm, request));
 }
 
 PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -1987,22 +2258,6 @@ PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
 }
 
-PMPI_EXPORT int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                               MPI_Comm comm, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(sendcount) && fits(recvcount))
-		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                   recvtype, root, comm, ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_ISCATTER, Iscatter, REPORT_ISCATTER,
-	                    recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
-	                    recvbuf == MPI_IN_PLACE ? sendtype : recvtype,
-	                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-	                     request));
-}
-
 PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
                                 const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
                                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -2023,9 +2278,9 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 /*
  * The large-count persistent collectives, as their non-blocking forms
  * above: a call whose counts fit an int takes the int form's path (a rank
- * may call one form while another calls the other), as do the `v` forms of
- * the gathers, scatters and all-to-all whatever their values; otherwise
- * the MPI's own.
+ * may call one form while another calls the other), as does every
+ * collective but the reductions whatever its values where a graph may run
+ * it; otherwise the MPI's own.
  */
 #define PCOLL_C_NATIVE(bit, kind, count, type, name, call)                            \
 	do {                                                                          \
@@ -2034,21 +2289,6 @@ PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[
 		return coll_report(kind, count, type, coll_track_init(call, request), \
 		                   PCALL(request, info));                             \
 	} while (0)
-
-PMPI_EXPORT int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
-                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                     MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	if (fits(sendcount) && fits(recvcount))
-		return iallgather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                     recvtype, comm, PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IALLGATHER, REPORT_IALLGATHER, recvcount, recvtype,
-	               "MPI_Allgather_init_c",
-	               PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                     recvtype, comm, info, request));
-}
 
 PMPI_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
                                       MPI_Datatype sendtype, void *recvbuf,
@@ -2081,20 +2321,6 @@ PMPI_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 	                                     request));
 }
 
-PMPI_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	if (fits(sendcount) && fits(recvcount))
-		return ialltoall_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                    recvtype, comm, PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IALLTOALL, REPORT_IALLTOALL, recvcount, recvtype,
-	               "MPI_Alltoall_init_c",
-	               PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                    recvtype, comm, info, request));
-}
-
 PMPI_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                                      const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                      const MPI_Count recvcounts[], const MPI_Aint rdispls[],
@@ -2113,16 +2339,6 @@ PMPI_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendco
 	                      recvtype, comm, info, request));
 }
 
-PMPI_EXPORT int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	if (fits(count))
-		return ibcast_at(buffer, (int)count, datatype, root, comm, PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IBCAST, REPORT_IBCAST, count, datatype, "MPI_Bcast_init_c",
-	               PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request));
-}
-
 PMPI_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                   MPI_Request *request)
@@ -2134,21 +2350,6 @@ PMPI_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count 
 	PCOLL_C_NATIVE(PMPI_COLL_IEXSCAN, REPORT_IEXSCAN, count, datatype, "MPI_Exscan_init_c",
 	               PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
 	                                  request));
-}
-
-PMPI_EXPORT int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                  int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	if (fits(sendcount) && fits(recvcount))
-		return igather_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                  recvtype, root, comm, PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IGATHER, REPORT_IGATHER,
-	               sendbuf == MPI_IN_PLACE ? recvcount : sendcount,
-	               sendbuf == MPI_IN_PLACE ? recvtype : sendtype, "MPI_Gather_init_c",
-	               PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                  recvtype, root, comm, info, request));
 }
 
 PMPI_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -2238,21 +2439,6 @@ PMPI_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count co
 	                                request));
 }
 
-PMPI_EXPORT int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-	PMPI_APP_SCOPE();
-	if (fits(sendcount) && fits(recvcount))
-		return iscatter_at(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-		                   recvtype, root, comm, PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_ISCATTER, REPORT_ISCATTER,
-	               recvbuf == MPI_IN_PLACE ? sendcount : recvcount,
-	               recvbuf == MPI_IN_PLACE ? sendtype : recvtype, "MPI_Scatter_init_c",
-	               PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-	                                   recvtype, root, comm, info, request));
-}
-
 PMPI_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                                     const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
                                     MPI_Count recvcount, MPI_Datatype recvtype, int root,
@@ -2267,5 +2453,77 @@ PMPI_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcou
 	return C_INIT_ON_MPI(Scatterv, REPORT_ISCATTERV,
 	                     (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
 	                      root, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	int rc = ialltoall_c_graph(REPORT_IALLTOALLW, sendbuf, sendcounts, sdispls,
+	                           MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
+	                           MPI_DATATYPE_NULL, recvtypes, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Alltoallw, REPORT_IALLTOALLW,
+	                     (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                      recvtypes, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                               MPI_Datatype sendtype, void *recvbuf,
+                                               const MPI_Count recvcounts[],
+                                               const MPI_Aint displs[], MPI_Datatype recvtype,
+                                               MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	int rc = ineighbor_c_graph(false, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf,
+	                           recvcounts, displs, recvtype, NULL, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Neighbor_allgatherv, REPORT_INEIGHBOR,
+	                     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                      comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                              const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                              void *recvbuf, const MPI_Count recvcounts[],
+                                              const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	int rc = ineighbor_c_graph(true, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf,
+	                           recvcounts, rdispls, recvtype, NULL, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Neighbor_alltoallv, REPORT_INEIGHBOR,
+	                     (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                      recvtype, comm, info, request));
+}
+
+PMPI_EXPORT int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                              const MPI_Aint sdispls[],
+                                              const MPI_Datatype sendtypes[], void *recvbuf,
+                                              const MPI_Count recvcounts[],
+                                              const MPI_Aint rdispls[],
+                                              const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                              MPI_Info info, MPI_Request *request)
+{
+	PMPI_APP_SCOPE();
+	pmpi_ensure();
+	int rc = ineighbor_c_graph(true, sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL,
+	                           sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL,
+	                           recvtypes, comm, PCALL(request, info));
+	if (rc != COLL_NOT_TAKEN)
+		return rc;
+	return C_INIT_ON_MPI(Neighbor_alltoallw, REPORT_INEIGHBOR,
+	                     (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                      recvtypes, comm, info, request));
 }
 #endif

@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The large-count `v` and `w` collectives (MPI-4's _c forms: MPI_Count
- * counts, MPI_Aint displacements) under PIANO_COLL=graph (docs/mpi.md,
- * "Large-count calls"):
+ * The large-count collectives but the reductions (MPI-4's _c forms:
+ * MPI_Count counts, MPI_Aint displacements) under PIANO_COLL=graph
+ * (docs/mpi.md, "Large-count calls"):
  *   - rank 0 calls the _c forms while the others call the int forms (one
  *     operation to the MPI): MPI_Iallgatherv, MPI_Ialltoallv (and in
  *     place), MPI_Ialltoallw, MPI_Igatherv, MPI_Iscatterv, and the
  *     persistent MPI_Allgatherv_init, MPI_Alltoallv_init,
- *     MPI_Gatherv_init, MPI_Scatterv_init started twice each; the ctest
- *     entry asks PIANO_STATS that every rank ran them as graphs;
+ *     MPI_Gatherv_init, MPI_Scatterv_init, MPI_Alltoallw_init started
+ *     twice each;
+ *   - the same with counts past INT_MAX (of an empty datatype) on rank 0
+ *     against counts of 1 on the others: MPI_Ibcast, MPI_Iallgather,
+ *     MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ineighbor_allgather,
+ *     MPI_Ineighbor_alltoall and their persistent inits;
+ *   - the neighbourhood `v` and `w` forms, non-blocking and persistent;
+ *   - the ctest entry asks PIANO_STATS that every rank ran them as graphs;
  *   - a displacement past INT_MAX bytes on every rank (an allgatherv into
  *     2 GiB and a little of memory mapped without reserving it);
  *   - with the argument `big`, a block of 2^31 + 8 bytes (a gatherv whose
  *     last rank sends it to rank 0, then keeps it as the root: about 4 GiB
- *     of memory on the node each).
+ *     of memory on the node each), and a broadcast of as many bytes.
  * Each result is checked against the values every rank computes. Skipped
  * (77) where mpi.h is not MPI-4. Prints "coll large: all checks passed" on
  * rank 0.
  */
 #include "mpitest.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -135,7 +142,8 @@ static void allgatherv(bool pers)
 	layout_free(&l);
 }
 
-/* w: MPI_Ialltoallw (MPI_INT per block, displacements in bytes). */
+/* w: MPI_Ialltoallw or MPI_Alltoallw_init (MPI_INT per block,
+ * displacements in bytes). */
 static void alltoallv(bool pers, bool w)
 {
 	struct layout sl = layout_of(to_count), rl = layout_of(from_count);
@@ -143,18 +151,24 @@ static void alltoallv(bool pers, bool w)
 	MPI_Request q;
 	MPI_Info i = MPI_INFO_NULL;
 	MPI_Comm c = MPI_COMM_WORLD;
-	if (pers && rank == 0)
-		CHECK_MPI(MPI_Alltoallv_init_c(s, sl.ccounts, sl.cdispls, MPI_INT, r, rl.ccounts,
-		                               rl.cdispls, MPI_INT, c, i, &q));
-	else if (pers)
-		CHECK_MPI(MPI_Alltoallv_init(s, sl.counts, sl.displs, MPI_INT, r, rl.counts,
-		                             rl.displs, MPI_INT, c, i, &q));
 	/* The int form's byte displacements of alltoallw are ints. */
 	int *sb = ints(size), *rb = ints(size);
 	for (int j = 0; j < size; j++) {
 		sb[j] = (int)sl.bdispls[j];
 		rb[j] = (int)rl.bdispls[j];
 	}
+	if (pers && w && rank == 0)
+		CHECK_MPI(MPI_Alltoallw_init_c(s, sl.ccounts, sl.bdispls, sl.types, r, rl.ccounts,
+		                               rl.bdispls, rl.types, c, i, &q));
+	else if (pers && w)
+		CHECK_MPI(MPI_Alltoallw_init(s, sl.counts, sb, sl.types, r, rl.counts, rb, rl.types,
+		                             c, i, &q));
+	else if (pers && rank == 0)
+		CHECK_MPI(MPI_Alltoallv_init_c(s, sl.ccounts, sl.cdispls, MPI_INT, r, rl.ccounts,
+		                               rl.cdispls, MPI_INT, c, i, &q));
+	else if (pers)
+		CHECK_MPI(MPI_Alltoallv_init(s, sl.counts, sl.displs, MPI_INT, r, rl.counts,
+		                             rl.displs, MPI_INT, c, i, &q));
 	for (int run = 0; run < (pers ? 2 : 1); run++) {
 		for (int j = 0; j < size; j++)
 			for (int k = 0; k < to_count(j); k++)
@@ -265,6 +279,177 @@ static void rooted(bool pers, bool gather)
 	layout_free(&l);
 }
 
+/*
+ * The forms with one count per buffer, and the neighbourhood forms, rank
+ * 0 calling the _c forms while the others call the int forms:
+ *   - counts past INT_MAX of an empty datatype on rank 0 against counts of
+ *     1 on the others (the same empty type signature): both must take the
+ *     same path, graph or the MPI's, whatever their counts: the graph's
+ *     messages of nothing never meet the MPI's schedule, so a split hangs
+ *     (MPICH 4.0.2's own allgather, all-to-all and scatter hang on counts
+ *     of 0 there);
+ *   - the neighbourhood `v` and `w` forms on a periodic ring, blocks
+ *     checked.
+ */
+static const MPI_Count past = (MPI_Count)INT_MAX + 5;
+
+static void scalar_forms(bool pers)
+{
+	/* Never freed: MPICH 4.0.2's own MPI_Allgather_init releases its
+	 * datatype once too often, and freeing it then asserts. */
+	static MPI_Datatype empty = MPI_DATATYPE_NULL;
+	if (empty == MPI_DATATYPE_NULL) {
+		CHECK_MPI(MPI_Type_contiguous(0, MPI_INT, &empty));
+		CHECK_MPI(MPI_Type_commit(&empty));
+	}
+	MPI_Comm ring;
+	int dims[1] = { size }, periods[1] = { 1 };
+	CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+	MPI_Comm w = MPI_COMM_WORLD;
+	MPI_Info i = MPI_INFO_NULL;
+	int root = size - 1, buf[1] = { 0 }, out[1] = { 0 };
+	bool wide = rank == 0;
+	MPI_Count n = wide ? past : 1;
+	MPI_Datatype t = empty;
+	enum { N = 7 };
+	MPI_Request q[N];
+	if (pers && wide) {
+		CHECK_MPI(MPI_Bcast_init_c(buf, n, t, root, w, i, &q[0]));
+		CHECK_MPI(MPI_Allgather_init_c(out, n, t, buf, n, t, w, i, &q[1]));
+		CHECK_MPI(MPI_Alltoall_init_c(out, n, t, buf, n, t, w, i, &q[2]));
+		CHECK_MPI(MPI_Gather_init_c(out, n, t, buf, n, t, root, w, i, &q[3]));
+		CHECK_MPI(MPI_Scatter_init_c(out, n, t, buf, n, t, root, w, i, &q[4]));
+		CHECK_MPI(MPI_Neighbor_allgather_init_c(out, n, t, buf, n, t, ring, i, &q[5]));
+		CHECK_MPI(MPI_Neighbor_alltoall_init_c(out, n, t, buf, n, t, ring, i, &q[6]));
+	} else if (pers) {
+		CHECK_MPI(MPI_Bcast_init(buf, 1, t, root, w, i, &q[0]));
+		CHECK_MPI(MPI_Allgather_init(out, 1, t, buf, 1, t, w, i, &q[1]));
+		CHECK_MPI(MPI_Alltoall_init(out, 1, t, buf, 1, t, w, i, &q[2]));
+		CHECK_MPI(MPI_Gather_init(out, 1, t, buf, 1, t, root, w, i, &q[3]));
+		CHECK_MPI(MPI_Scatter_init(out, 1, t, buf, 1, t, root, w, i, &q[4]));
+		CHECK_MPI(MPI_Neighbor_allgather_init(out, 1, t, buf, 1, t, ring, i, &q[5]));
+		CHECK_MPI(MPI_Neighbor_alltoall_init(out, 1, t, buf, 1, t, ring, i, &q[6]));
+	}
+	for (int run = 0; run < (pers ? 2 : 1); run++) {
+		if (pers) {
+			CHECK_MPI(MPI_Startall(N, q));
+		} else if (wide) {
+			CHECK_MPI(MPI_Ibcast_c(buf, n, t, root, w, &q[0]));
+			CHECK_MPI(MPI_Iallgather_c(out, n, t, buf, n, t, w, &q[1]));
+			CHECK_MPI(MPI_Ialltoall_c(out, n, t, buf, n, t, w, &q[2]));
+			CHECK_MPI(MPI_Igather_c(out, n, t, buf, n, t, root, w, &q[3]));
+			CHECK_MPI(MPI_Iscatter_c(out, n, t, buf, n, t, root, w, &q[4]));
+			CHECK_MPI(MPI_Ineighbor_allgather_c(out, n, t, buf, n, t, ring, &q[5]));
+			CHECK_MPI(MPI_Ineighbor_alltoall_c(out, n, t, buf, n, t, ring, &q[6]));
+		} else {
+			CHECK_MPI(MPI_Ibcast(buf, 1, t, root, w, &q[0]));
+			CHECK_MPI(MPI_Iallgather(out, 1, t, buf, 1, t, w, &q[1]));
+			CHECK_MPI(MPI_Ialltoall(out, 1, t, buf, 1, t, w, &q[2]));
+			CHECK_MPI(MPI_Igather(out, 1, t, buf, 1, t, root, w, &q[3]));
+			CHECK_MPI(MPI_Iscatter(out, 1, t, buf, 1, t, root, w, &q[4]));
+			CHECK_MPI(MPI_Ineighbor_allgather(out, 1, t, buf, 1, t, ring, &q[5]));
+			CHECK_MPI(MPI_Ineighbor_alltoall(out, 1, t, buf, 1, t, ring, &q[6]));
+		}
+		CHECK_MPI(MPI_Waitall(N, q, MPI_STATUSES_IGNORE));
+		CHECK(buf[0] == 0 && out[0] == 0);
+	}
+	for (int k = 0; pers && k < N; k++)
+		CHECK_MPI(MPI_Request_free(&q[k]));
+	MPI_Comm_free(&ring);
+}
+
+/* On a line of the ranks (not periodic: on a periodic ring of 2, where a
+ * rank's two neighbours are one, MPICH 4.0.2's own alltoallv swaps the
+ * blocks, docs/coll.md): block 0 goes to (and comes from) the -1
+ * neighbour, block 1 the +1 one; what a rank sends towards +1 lands in its
+ * +1 neighbour's block 0 (MPI-4.0 §8.6). Sent towards -1: 3 ints, towards
+ * +1: 5, so a rank receives 5 into block 0 and 3 into block 1; blocks a
+ * gap of one int apart; the ends' blocks from MPI_PROC_NULL stay as they
+ * were. */
+static int dir_count(int dir) { return dir ? 5 : 3; }
+
+static void neighbor_forms(bool pers, int form)
+{
+	enum { ALLGATHERV, ALLTOALLV, ALLTOALLW };
+	MPI_Comm ring;
+	int dims[1] = { size }, periods[1] = { 0 };
+	CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+	int left = rank - 1, right = rank + 1 < size ? rank + 1 : -1;
+	int sc[2], sd[2], rc[2], rd[2];
+	MPI_Count csc[2], crc[2];
+	MPI_Aint csd[2], crd[2], csb[2], crb[2];
+	MPI_Datatype types[2] = { MPI_INT, MPI_INT };
+	for (int j = 0; j < 2; j++) {
+		csc[j] = sc[j] = form == ALLGATHERV ? 4 : dir_count(j);
+		crc[j] = rc[j] = form == ALLGATHERV ? 4 : dir_count(!j);
+		csd[j] = sd[j] = 6 * j;
+		crd[j] = rd[j] = 6 * j;
+		/* Alltoallw's displacements are in bytes, MPI_Aint in both forms. */
+		csb[j] = crb[j] = (MPI_Aint)sizeof(int) * 6 * j;
+	}
+	int s[12], r[12];
+	MPI_Request q;
+	MPI_Info i = MPI_INFO_NULL;
+	bool wide = rank == 0;
+	if (pers && form == ALLGATHERV && wide)
+		CHECK_MPI(MPI_Neighbor_allgatherv_init_c(s, 4, MPI_INT, r, crc, crd, MPI_INT, ring,
+		                                         i, &q));
+	else if (pers && form == ALLGATHERV)
+		CHECK_MPI(MPI_Neighbor_allgatherv_init(s, 4, MPI_INT, r, rc, rd, MPI_INT, ring, i,
+		                                       &q));
+	else if (pers && form == ALLTOALLV && wide)
+		CHECK_MPI(MPI_Neighbor_alltoallv_init_c(s, csc, csd, MPI_INT, r, crc, crd, MPI_INT,
+		                                        ring, i, &q));
+	else if (pers && form == ALLTOALLV)
+		CHECK_MPI(MPI_Neighbor_alltoallv_init(s, sc, sd, MPI_INT, r, rc, rd, MPI_INT, ring,
+		                                      i, &q));
+	else if (pers && wide)
+		CHECK_MPI(MPI_Neighbor_alltoallw_init_c(s, csc, csb, types, r, crc, crb, types,
+		                                        ring, i, &q));
+	else if (pers)
+		CHECK_MPI(MPI_Neighbor_alltoallw_init(s, sc, csb, types, r, rc, crb, types, ring, i,
+		                                      &q));
+	for (int run = 0; run < (pers ? 2 : 1); run++) {
+		for (int k = 0; k < 12; k++) {
+			s[k] = form == ALLGATHERV ? val(rank, k + run)
+			                          : val(rank, 1000 * (k / 6) + k % 6 + run);
+			r[k] = -7;
+		}
+		if (pers)
+			CHECK_MPI(MPI_Start(&q));
+		else if (form == ALLGATHERV && wide)
+			CHECK_MPI(MPI_Ineighbor_allgatherv_c(s, 4, MPI_INT, r, crc, crd, MPI_INT,
+			                                     ring, &q));
+		else if (form == ALLGATHERV)
+			CHECK_MPI(MPI_Ineighbor_allgatherv(s, 4, MPI_INT, r, rc, rd, MPI_INT, ring,
+			                                   &q));
+		else if (form == ALLTOALLV && wide)
+			CHECK_MPI(MPI_Ineighbor_alltoallv_c(s, csc, csd, MPI_INT, r, crc, crd,
+			                                    MPI_INT, ring, &q));
+		else if (form == ALLTOALLV)
+			CHECK_MPI(MPI_Ineighbor_alltoallv(s, sc, sd, MPI_INT, r, rc, rd, MPI_INT,
+			                                  ring, &q));
+		else if (wide)
+			CHECK_MPI(MPI_Ineighbor_alltoallw_c(s, csc, csb, types, r, crc, crb, types,
+			                                    ring, &q));
+		else
+			CHECK_MPI(MPI_Ineighbor_alltoallw(s, sc, csb, types, r, rc, crb, types,
+			                                  ring, &q));
+		CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+		for (int j = 0; j < 2; j++) {
+			int from = j ? right : left;
+			for (int k = 0; k < rc[j]; k++)
+				CHECK(r[rd[j] + k] == (from < 0 ? -7
+				                       : form == ALLGATHERV
+				                               ? val(from, k + run)
+				                               : val(from, 1000 * !j + k + run)));
+			CHECK(r[rd[j] + rc[j]] == -7);
+		}
+	}
+	done(pers, &q);
+	MPI_Comm_free(&ring);
+}
+
 /* bytes of memory mapped without reserving it: only the pages touched are
  * used. */
 static unsigned char *map(size_t bytes)
@@ -304,6 +489,34 @@ static void far_displacement(void)
 }
 
 static unsigned char pattern(int who, size_t k) { return (unsigned char)(31 * who + k % 251); }
+
+/* A broadcast of 2^31 + 8 bytes from the last rank: rank 0 calls
+ * MPI_Ibcast_c with that many bytes, the others MPI_Ibcast with one
+ * element of a contiguous datatype of them (2 GiB and a little on each
+ * rank). */
+static void big_bcast(void)
+{
+	const MPI_Count big = ((MPI_Count)1 << 31) + 8;
+	int root = size - 1;
+	unsigned char *b = map((size_t)big);
+	if (rank == root)
+		for (size_t k = 0; k < (size_t)big; k++)
+			b[k] = pattern(root, k);
+	MPI_Request q;
+	MPI_Datatype t;
+	CHECK_MPI(MPI_Type_contiguous_c(big, MPI_BYTE, &t));
+	CHECK_MPI(MPI_Type_commit(&t));
+	if (rank == 0)
+		CHECK_MPI(MPI_Ibcast_c(b, big, MPI_BYTE, root, MPI_COMM_WORLD, &q));
+	else
+		CHECK_MPI(MPI_Ibcast(b, 1, t, root, MPI_COMM_WORLD, &q));
+	wait1(&q);
+	for (size_t k = 0; k < (size_t)big; k += k < 64 ? 1 : 4093)
+		CHECK(b[k] == pattern(root, k));
+	CHECK(b[big - 1] == pattern(root, (size_t)big - 1));
+	MPI_Type_free(&t);
+	munmap(b, (size_t)big);
+}
 
 /* A gatherv whose last rank has 2^31 + 8 bytes, the others 8: to rank 0
  * (a message), and to the last rank (its own block: a local copy). */
@@ -354,11 +567,18 @@ int main(int argc, char **argv)
 		rooted(pers, false);
 	}
 	alltoallv(false, true);
+	alltoallv(true, true);
 	alltoallv_in_place();
 	far_displacement();
+	for (int pers = 0; pers < 2; pers++) {
+		scalar_forms(pers);
+		for (int form = 0; form < 3; form++)
+			neighbor_forms(pers, form);
+	}
 	if (argc > 1 && !strcmp(argv[1], "big")) {
 		big_block(0);
 		big_block(size - 1);
+		big_bcast();
 	}
 	CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
