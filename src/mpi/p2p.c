@@ -410,6 +410,55 @@ BOTH_FORMS(RECV, -)
 	         MPI_Comm comm, MPI_Status *status),                                           \
 	        (buf, count, dt, dest, stag, src, rtag, comm, status))
 BOTH_FORMS(SENDS, -)
+
+#if MPI_VERSION >= 4
+/*
+ * MPI_Isendrecv and MPI_Isendrecv_replace (MPI-4): one request for a send
+ * and a receive. The send goes behind the sends queued for offload, as
+ * every send does; the request is recorded as "isendrecv" (its bytes: the
+ * larger message's) and tracked when either message is larger than the
+ * eager limit (posted_slow()).
+ */
+static int isendrecv_posted(int rc, MPI_Count scount, MPI_Datatype sdt, MPI_Count rcount,
+                            MPI_Datatype rdt, MPI_Request *req, const void *site)
+{
+	if (rc != MPI_SUCCESS || (!pmpi_g.threaded && !report_on))
+		return rc;
+	long sbytes = -1, rbytes = -1;
+	if (pmpi_type_bytes(scount, sdt, &sbytes) != 0 || pmpi_type_bytes(rcount, rdt, &rbytes) != 0)
+		return posted_slow(rc, scount, sdt, req, POST_ACTIVE, REPORT_ISENDRECV, site, -1);
+	return posted_slow(rc, scount, sdt, req, POST_ACTIVE, REPORT_ISENDRECV, site,
+	                   sbytes > rbytes ? sbytes : rbytes);
+}
+
+#define ISENDRECV(sfx, C, unused)                                                               \
+	PMPI_EXPORT int MPI_Isendrecv##sfx(const void *sbuf, C scount, MPI_Datatype sdt, int dest,  \
+	                                   int stag, void *rbuf, C rcount, MPI_Datatype rdt,       \
+	                                   int src, int rtag, MPI_Comm comm, MPI_Request *req)     \
+	{                                                                                       \
+		PMPI_APP_SCOPE();                                                               \
+		const void *site = REPORT_SITE();                                               \
+		pmpi_ensure();                                                                  \
+		offload_flush();                                                                \
+		return isendrecv_posted(PMPI_Isendrecv##sfx(sbuf, scount, sdt, dest, stag, rbuf, \
+		                                            rcount, rdt, src, rtag, comm, req),  \
+		                        scount, sdt, rcount, rdt, req, site);                   \
+	}                                                                                       \
+	PMPI_EXPORT int MPI_Isendrecv_replace##sfx(void *buf, C count, MPI_Datatype dt, int dest,   \
+	                                           int stag, int src, int rtag, MPI_Comm comm,     \
+	                                           MPI_Request *req)                               \
+	{                                                                                       \
+		PMPI_APP_SCOPE();                                                               \
+		const void *site = REPORT_SITE();                                               \
+		pmpi_ensure();                                                                  \
+		offload_flush();                                                                \
+		return isendrecv_posted(PMPI_Isendrecv_replace##sfx(buf, count, dt, dest, stag,  \
+		                                                    src, rtag, comm, req),       \
+		                        count, dt, count, dt, req, site);                       \
+	}
+BOTH_FORMS(ISENDRECV, -)
+#endif
+
 FLUSHED(Probe, (int src, int tag, MPI_Comm comm, MPI_Status *status), (src, tag, comm, status))
 FLUSHED(Iprobe, (int src, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
         (src, tag, comm, flag, status))

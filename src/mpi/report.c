@@ -18,6 +18,7 @@ static const char *const kind_names[REPORT_KIND_COUNT] = {
 	[REPORT_IRSEND] = "irsend",
 	[REPORT_IRECV] = "irecv",
 	[REPORT_IMRECV] = "imrecv",
+	[REPORT_ISENDRECV] = "isendrecv",
 	[REPORT_SEND_INIT] = "send_init",
 	[REPORT_BSEND_INIT] = "bsend_init",
 	[REPORT_SSEND_INIT] = "ssend_init",

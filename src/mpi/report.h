@@ -29,6 +29,7 @@ enum report_kind {
 	REPORT_IRSEND,
 	REPORT_IRECV,
 	REPORT_IMRECV,
+	REPORT_ISENDRECV, /* and MPI_Isendrecv_replace (MPI-4) */
 	REPORT_SEND_INIT, /* persistent: counted at each MPI_Start(all) */
 	REPORT_BSEND_INIT,
 	REPORT_SSEND_INIT,

@@ -7,12 +7,14 @@
  * so this only finishes if something progresses rank 1's MPI in the
  * background. A generous timeout turns "no progress" into a failure.
  *
- * usage: test_progress p2p|coll|allreduce|alltoall|busy[_c|_p] [timeout_s (default 20)]
- *                      [late|streak|eager]
+ * usage: test_progress p2p|coll|allreduce|alltoall|sendrecv|busy[_c|_p]
+ *                      [timeout_s (default 20)] [late|streak|eager]
  * "coll" is an MPI_Ibcast from rank 0, "allreduce" an in-place
  * MPI_Iallreduce (MPI_BOR of rank 0's bytes and rank 1's zeros),
  * "alltoall" an MPI_Ialltoall of 8 MiB blocks (rank 0 needs rank 1's block:
- * rank 1's MPI must send it while rank 1 computes). With
+ * rank 1's MPI must send it while rank 1 computes), "sendrecv" an
+ * MPI_Isendrecv on both ranks (MPI-4: exit 77 elsewhere): rank 0 sends
+ * the large message and receives a byte, rank 1 the other way. With
  * "_c", the MPI-4 large-count calls (MPI_Isend_c, MPI_Ibcast_c, ...): the
  * same operations, the same progress (exit 77 where the MPI has none).
  * With "_p" (coll, allreduce, alltoall), the persistent collectives
@@ -128,6 +130,30 @@ static void start(int coll, bool large, int rank, char *buf, MPI_Request *req)
 		CHECK_MPI(MPI_Irecv(buf, LEN, MPI_CHAR, 0, 7, MPI_COMM_WORLD, req));
 }
 
+/* MPI_Isendrecv (MPI-4): rank 0 sends the buffer to rank 1 and receives
+ * one byte from it, rank 1 the other way round. */
+static void start_sendrecv(bool large, int rank, char *buf, MPI_Request *req)
+{
+#if MPI_VERSION >= 4
+	static char one = 'y', got;
+	int peer = 1 - rank;
+	MPI_Count sn = rank == 0 ? LEN : 1, rn = rank == 0 ? 1 : LEN;
+	void *s = rank == 0 ? buf : &one, *r = rank == 0 ? &got : buf;
+	if (large)
+		CHECK_MPI(MPI_Isendrecv_c(s, sn, MPI_CHAR, peer, 7, r, rn, MPI_CHAR, peer, 7,
+		                          MPI_COMM_WORLD, req));
+	else
+		CHECK_MPI(MPI_Isendrecv(s, (int)sn, MPI_CHAR, peer, 7, r, (int)rn, MPI_CHAR, peer,
+		                        7, MPI_COMM_WORLD, req));
+#else
+	(void)large;
+	(void)rank;
+	(void)buf;
+	(void)req;
+	CHECK(0); /* main() skips first */
+#endif
+}
+
 static int all_arrived(const volatile char *buf)
 {
 	if (buf[LEN - 1] != 'x') /* one stream, in order: the last byte comes last */
@@ -234,6 +260,13 @@ int main(int argc, char **argv)
 	if (strcmp(kind, "alltoall") == 0)
 		coll = 3;
 	int busy = strcmp(kind, "busy") == 0;
+	bool sendrecv = strcmp(kind, "sendrecv") == 0;
+	if (sendrecv && MPI_VERSION < 4) {
+		if (rank == 0)
+			printf("no MPI_Isendrecv in this MPI\n");
+		MPI_Finalize();
+		return 77;
+	}
 	CHECK(!persistent || coll);
 	double timeout_s = argc > 2 ? atof(argv[2]) : 20.0;
 
@@ -263,6 +296,8 @@ int main(int argc, char **argv)
 		exchanges(rank, 64);
 	if (persistent)
 		start_persistent(coll, buf, &req);
+	else if (sendrecv)
+		start_sendrecv(large, rank, buf, &req);
 	else
 		start(coll, large, rank, buf, &req);
 	int ok = 1;
