@@ -144,4 +144,8 @@ int coll_tree(int vr, int size, int *parent, int children[32]);
  * element a segment, at most `max` segments; 1 for count 0). */
 int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_count);
 
+/* The bytes of count elements of type, past INT_MAX too (-1: the MPI
+ * cannot say). */
+long coll_bytes(int count, MPI_Datatype type);
+
 #endif

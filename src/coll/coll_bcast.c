@@ -122,8 +122,13 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 		return coll_op_start(op, request);
 	MPI_Aint lb, extent;
 	PMPI_Type_get_extent(type, &lb, &extent);
-	int tsize = 0;
-	PMPI_Type_size(type, &tsize);
+	long bytes = coll_bytes(count, type);
+	/* Past INT_MAX bytes the ranks' datatypes differ (a large-count call
+	 * passes one element of a contiguous type of its count, an int one
+	 * more elements of another), and the scatter and the segments cut the
+	 * message by elements: one message per edge of the tree, alike on
+	 * every rank. */
+	bool whole = bytes > INT_MAX;
 	/* Alike on every rank: the communicator's size and the message's
 	 * bytes (MPI requires equal type signatures), whether its ranks share
 	 * one node (coll_op_segment()), and the operation's tags, whose count
@@ -131,9 +136,9 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 	 * node only when asked for: there the receivers' copies are the work,
 	 * the same whatever the shape, and the scatter's extra messages cost
 	 * (docs/coll.md). */
-	if (op->size >= coll_bcast_scatter_min_ranks && op->size > 1 &&
-	    (!op->one_node || coll_bcast_scatter_node) &&
-	    (long)count * tsize >= coll_bcast_scatter_min && op->ntags / op->size >= 1) {
+	if (!whole && op->size >= coll_bcast_scatter_min_ranks && op->size > 1 &&
+	    (!op->one_node || coll_bcast_scatter_node) && bytes >= coll_bcast_scatter_min &&
+	    op->ntags / op->size >= 1) {
 		op->seg_tags = 1;
 		atomic_fetch_add_explicit(&pmpi_g.graph_bcast_scatter, 1, memory_order_relaxed);
 		rc = bcast_scatter_ring(op, buf, count, type, root, extent,
@@ -154,7 +159,8 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 	if (op->size <= 2)
 		segment = LONG_MAX;
 	int seg = 0;
-	int nseg = coll_segments(count, type, coll_op_segment(op, segment), op->ntags, &seg);
+	int nseg = coll_segments(count, type, whole ? LONG_MAX : coll_op_segment(op, segment),
+	                         op->ntags, &seg);
 	op->seg_tags = 1;
 	for (int j = 0; rc == MPI_SUCCESS && j < nseg && op->size > 1; j++) {
 		char *b = (char *)buf + (MPI_Aint)j * seg * extent;

@@ -182,7 +182,7 @@ int coll_ialltoall(struct coll_blocks send, struct coll_blocks recv, MPI_Comm co
 	if (coll_op_reused(op))
 		return coll_op_start(op, request);
 	int staged = -1, in_place = send.base == MPI_IN_PLACE;
-	char **copies = NULL; /* in place with varied blocks: stage_blocks() */
+	char **copies = NULL; /* in place, staged by block: stage_blocks() */
 	int *copied = NULL;
 	/* One COPY node takes the whole buffer when its element count fits
 	 * an int; past that, one per block. */

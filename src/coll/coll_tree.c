@@ -3,6 +3,8 @@
  * the tuning that chooses among them. */
 #include "coll_algo.h"
 
+#include <limits.h>
+
 long coll_redscat_min = 16384, coll_node_segment;
 bool coll_world_one_node;
 int coll_cache_max = 16;
@@ -48,11 +50,34 @@ int coll_tree(int vr, int size, int *parent, int children[32])
 	return n;
 }
 
+/* One element's bytes: MPI_Count, since the int MPI_Type_size says
+ * MPI_UNDEFINED past INT_MAX (a large-count call's contiguous type). */
+static MPI_Count element_bytes(MPI_Datatype type)
+{
+	MPI_Count size = -1;
+#if MPI_VERSION >= 4
+	if (PMPI_Type_size_c(type, &size) != MPI_SUCCESS)
+		return -1;
+#else
+	if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
+		return -1;
+#endif
+	return size;
+}
+
+long coll_bytes(int count, MPI_Datatype type)
+{
+	MPI_Count size = element_bytes(type);
+	long b;
+	if (size < 0 || count < 0)
+		return -1;
+	return __builtin_mul_overflow((long)count, (long)size, &b) ? LONG_MAX : b;
+}
+
 int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_count)
 {
-	int size = 0;
-	PMPI_Type_size(type, &size);
-	long per = size > 0 ? segment / size : count;
+	MPI_Count size = element_bytes(type);
+	long per = size > 0 ? segment / (long)size : count;
 	if (per < 1)
 		per = 1;
 	if (per > count)

@@ -76,8 +76,15 @@ bool pmpi_op_predefined(MPI_Op op)
 
 int pmpi_type_bytes_slow(MPI_Count count, MPI_Datatype type, long *bytes)
 {
-	int size = -1;
-	if (count < 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+	/* MPI_Count: the int MPI_Type_size says MPI_UNDEFINED past INT_MAX
+	 * bytes (a large-count collective's contiguous type, coll.c). */
+	MPI_Count size = -1;
+#if MPI_VERSION >= 4
+	int rc = count < 0 ? MPI_ERR_COUNT : PMPI_Type_size_c(type, &size);
+#else
+	int rc = count < 0 ? MPI_ERR_COUNT : PMPI_Type_size_x(type, &size);
+#endif
+	if (rc != MPI_SUCCESS || size < 0)
 		return -1;
 	long b;
 	*bytes = __builtin_mul_overflow((long)count, (long)size, &b) ? LONG_MAX : b;

@@ -73,7 +73,7 @@ struct pmpi_state {
 	_Atomic uint64_t graph_pairwise;     /* reduce-scatters built by pairwise messages */
 	_Atomic uint64_t graph_persistent; /* persistent collectives made graphs (coll_persist.c) */
 	_Atomic uint64_t graph_bcast_scatter; /* broadcasts built as scatter + allgather */
-	_Atomic uint64_t graph_staged_blocks; /* in-place v/w all-to-alls staged block by block */
+	_Atomic uint64_t graph_staged_blocks; /* in-place all-to-alls staged block by block */
 	_Atomic uint64_t graph_shares;        /* reductions and copies shared (graph_share.c) */
 	_Atomic uint64_t graph_pieces_helped; /* their pieces run by idle threads */
 };

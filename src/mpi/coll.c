@@ -1724,7 +1724,14 @@ static struct wide_arg arg_of(MPI_Count count, MPI_Datatype type, bool used)
 static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_arg *a, int na)
 {
 	pmpi_ensure();
-	if (!graph_may(bit, comm))
+	/* Where the graph is sure to be chosen (graph_chosen(), but for the
+	 * tags running out): otherwise the int path would hand the datatype
+	 * made here to the MPI's own collective, and MPICH 4.0.2's own
+	 * MPI_Allgather_init releases such a datatype once too often. Every
+	 * rank answers alike. */
+	int size = 0;
+	if (!graph_may(bit, comm) || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+	    !coll_shadow_allowed(comm, size, pmpi_g.coll_auto))
 		return COLL_NOT_TAKEN;
 	for (int i = 0; i < na; i++) {
 		a[i].n = fits(a[i].count) ? (int)a[i].count : 0;
