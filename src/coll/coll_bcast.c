@@ -15,6 +15,47 @@
 #include "coll_op.h"
 
 #include <limits.h>
+#include <stdlib.h>
+
+/*
+ * The message as bytes, so that every rank cuts it alike whatever its
+ * datatype (MPI requires equal type signatures, not equal datatypes): a
+ * dense datatype's elements are their bytes in place; any other is packed
+ * into scratch memory at the root before its first send (node `pack`) and
+ * unpacked from it elsewhere once every receive is done (the nodes in
+ * `recvs`, collected while the graph is built).
+ */
+struct as_bytes {
+	int pack;     /* the root's COPY node, or -1 */
+	bool unpack;  /* a rank other than the root, packed */
+	char *packed; /* the scratch memory, nbytes long */
+	int nbytes;
+	int *recvs, nrecv, cap;
+};
+
+/* After a send node `to` that waits for no receive (the root's). */
+static int after_pack(struct coll_op *op, const struct as_bytes *ab, int to)
+{
+	return ab->pack >= 0 ? coll_mpi_error(piano_graph_add_edge(op->g, ab->pack, to))
+	                     : MPI_SUCCESS;
+}
+
+/* A receive node the unpacking waits for. */
+static int unpack_after(struct as_bytes *ab, int from)
+{
+	if (!ab->unpack)
+		return MPI_SUCCESS;
+	if (ab->nrecv == ab->cap) {
+		int cap = ab->cap ? 2 * ab->cap : 16;
+		int *r = realloc(ab->recvs, sizeof(*r) * (size_t)cap);
+		if (!r)
+			return MPI_ERR_NO_MEM;
+		ab->recvs = r;
+		ab->cap = cap;
+	}
+	ab->recvs[ab->nrecv++] = from;
+	return MPI_SUCCESS;
+}
 
 /* The scatter + ring allgather broadcast's plan, in virtual ranks (the
  * root is 0): chunk c, elements [first(c), first(c + 1)) of the buffer,
@@ -56,7 +97,7 @@ static bool holds(int v, int c, int size) { return c >= v && c < subtree_end(v, 
  * per peer, by tag.
  */
 static int bcast_scatter_ring(struct coll_op *op, char *buf, int count, MPI_Datatype type, int root,
-                              MPI_Aint extent, long segment)
+                              MPI_Aint extent, long segment, struct as_bytes *ab)
 {
 	struct scatter_plan p = { .size = op->size, .q = count / op->size, .r = count % op->size };
 	int maxc = p.q + (p.r > 0);
@@ -85,24 +126,52 @@ static int bcast_scatter_ring(struct coll_op *op, char *buf, int count, MPI_Data
 				rc = coll_mpi_error(piano_graph_add_recv(op->g, at, n, type,
 				                                         (prev + root) % size, tag,
 				                                         &from));
+			if (rc == MPI_SUCCESS && from >= 0)
+				rc = unpack_after(ab, from);
 			for (int k = 0; mine && k < nchild && rc == MPI_SUCCESS; k++) {
 				if (!holds(children[k], c, size))
 					continue;
 				rc = coll_mpi_error(piano_graph_add_send(
 				        op->g, at, n, type, (children[k] + root) % size, tag, &to));
-				if (rc == MPI_SUCCESS && from >= 0)
-					rc = coll_mpi_error(piano_graph_add_edge(op->g, from, to));
+				if (rc == MPI_SUCCESS)
+					rc = from >= 0 ? coll_mpi_error(piano_graph_add_edge(op->g,
+					                                                     from,
+					                                                     to))
+					               : after_pack(op, ab, to);
 			}
 			if (rc == MPI_SUCCESS && !holds(next, c, size)) {
 				rc = coll_mpi_error(piano_graph_add_send(op->g, at, n, type,
 				                                         (next + root) % size, tag,
 				                                         &to));
-				if (rc == MPI_SUCCESS && from >= 0)
+				if (rc == MPI_SUCCESS && from < 0)
+					rc = after_pack(op, ab, to);
+				else if (rc == MPI_SUCCESS)
 					rc = coll_mpi_error(piano_graph_add_edge(op->g, from, to));
 			}
 		}
 	}
 	return rc;
+}
+
+/* The graph's end: where the message was packed, its unpacking into the
+ * caller's (ucount x utype at ubuf) once every receive is done; then the
+ * start, or on an error the operation abandoned. */
+static int finish(struct coll_op *op, int rc, struct as_bytes *ab, void *ubuf, int ucount,
+                  MPI_Datatype utype, MPI_Request *request)
+{
+	if (rc == MPI_SUCCESS && ab->unpack) {
+		int node = -1;
+		rc = coll_mpi_error(piano_graph_add_copy(op->g, ab->packed, ab->nbytes, MPI_BYTE,
+		                                         ubuf, ucount, utype, &node));
+		for (int i = 0; rc == MPI_SUCCESS && i < ab->nrecv; i++)
+			rc = coll_mpi_error(piano_graph_add_edge(op->g, ab->recvs[i], node));
+	}
+	free(ab->recvs);
+	if (rc != MPI_SUCCESS) {
+		coll_op_abandon(op);
+		return rc;
+	}
+	return coll_op_start(op, request);
 }
 
 int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
@@ -123,12 +192,38 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 	MPI_Aint lb, extent;
 	PMPI_Type_get_extent(type, &lb, &extent);
 	long bytes = coll_bytes(count, type);
-	/* Past INT_MAX bytes the ranks' datatypes differ (a large-count call
-	 * passes one element of a contiguous type of its count, an int one
-	 * more elements of another), and the scatter and the segments cut the
-	 * message by elements: one message per edge of the tree, alike on
-	 * every rank. */
+	/* The message is cut as bytes (struct as_bytes), alike on every
+	 * rank. Past INT_MAX bytes, where a large-count call passes one
+	 * element of a contiguous type of its count, an int one more elements
+	 * of another, it goes whole: one message per edge of the tree, each
+	 * rank's own elements. */
 	bool whole = bytes > INT_MAX;
+	struct as_bytes ab = { .pack = -1 };
+	void *ubuf = buf; /* the caller's, for the unpacking */
+	int ucount = count;
+	MPI_Datatype utype = type;
+	if (!whole && bytes >= 0 && op->size > 1) {
+		MPI_Aint tlb, text;
+		PMPI_Type_get_true_extent(type, &tlb, &text);
+		long one = coll_bytes(1, type);
+		char *b = (char *)buf + tlb;
+		if (one <= 0 || one != extent || one != text) {
+			b = coll_op_scratch(op, (size_t)bytes);
+			ab.packed = b;
+			ab.nbytes = (int)bytes;
+			ab.unpack = op->rank != root && bytes > 0;
+			if (!b)
+				rc = MPI_ERR_NO_MEM;
+			else if (op->rank == root && bytes > 0)
+				rc = coll_mpi_error(piano_graph_add_copy(op->g, buf, count, type, b,
+				                                         (int)bytes, MPI_BYTE,
+				                                         &ab.pack));
+		}
+		buf = b;
+		count = (int)bytes;
+		type = MPI_BYTE;
+		extent = 1;
+	}
 	/* Alike on every rank: the communicator's size and the message's
 	 * bytes (MPI requires equal type signatures), whether its ranks share
 	 * one node (coll_op_segment()), and the operation's tags, whose count
@@ -136,18 +231,14 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 	 * node only when asked for: there the receivers' copies are the work,
 	 * the same whatever the shape, and the scatter's extra messages cost
 	 * (docs/coll.md). */
-	if (!whole && op->size >= coll_bcast_scatter_min_ranks && op->size > 1 &&
-	    (!op->one_node || coll_bcast_scatter_node) && bytes >= coll_bcast_scatter_min &&
-	    op->ntags / op->size >= 1) {
+	if (rc == MPI_SUCCESS && !whole && op->size >= coll_bcast_scatter_min_ranks &&
+	    op->size > 1 && (!op->one_node || coll_bcast_scatter_node) &&
+	    bytes >= coll_bcast_scatter_min && op->ntags / op->size >= 1) {
 		op->seg_tags = 1;
 		atomic_fetch_add_explicit(&pmpi_g.graph_bcast_scatter, 1, memory_order_relaxed);
 		rc = bcast_scatter_ring(op, buf, count, type, root, extent,
-		                        coll_op_segment(op, segment));
-		if (rc != MPI_SUCCESS) {
-			coll_op_abandon(op);
-			return rc;
-		}
-		return coll_op_start(op, request);
+		                        coll_op_segment(op, segment), &ab);
+		return finish(op, rc, &ab, ubuf, ucount, utype, request);
 	}
 	int vr = (op->rank - root + op->size) % op->size;
 	int parent, children[32];
@@ -170,18 +261,18 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 			rc = coll_mpi_error(piano_graph_add_recv(op->g, b, n, type,
 			                                         (parent + root) % op->size,
 			                                         op->tag + j, &from));
+		if (rc == MPI_SUCCESS && from >= 0)
+			rc = unpack_after(&ab, from);
 		for (int c = 0; rc == MPI_SUCCESS && c < nchild; c++) {
 			int to;
 			rc = coll_mpi_error(piano_graph_add_send(op->g, b, n, type,
 			                                         (children[c] + root) % op->size,
 			                                         op->tag + j, &to));
-			if (rc == MPI_SUCCESS && from >= 0)
-				rc = coll_mpi_error(piano_graph_add_edge(op->g, from, to));
+			if (rc == MPI_SUCCESS)
+				rc = from >= 0
+				             ? coll_mpi_error(piano_graph_add_edge(op->g, from, to))
+				             : after_pack(op, &ab, to);
 		}
 	}
-	if (rc != MPI_SUCCESS) {
-		coll_op_abandon(op);
-		return rc;
-	}
-	return coll_op_start(op, request);
+	return finish(op, rc, &ab, ubuf, ucount, utype, request);
 }

@@ -20,7 +20,8 @@
  *     request, a loop of MPI_Test, and MPI_Waitany/Waitsome;
  *   - collectives in flight on MPI_COMM_WORLD, a duplicate and a split at
  *     once, then the duplicate freed while its shadow is in use;
- *   - an in-place all-to-all of more elements than an int counts.
+ *   - an in-place all-to-all of more elements than an int counts;
+ *   - a broadcast whose ranks pass different datatypes of one signature.
  * Any number of ranks; argument "light": the per-collective checks on
  * MPI_COMM_WORLD only. Prints "coll graph: all checks passed" on rank 0.
  */
@@ -139,6 +140,45 @@ static void check_bcast(MPI_Comm comm, MPI_Datatype vec, int *iter)
 			}
 	free(a);
 	free(b);
+}
+
+/* A broadcast whose ranks pass different datatypes of one type signature
+ * (MPI requires no more): 3 * BIG ints as MPI_INT on ranks 0, 3, ...,
+ * as BIG triples (a contiguous type of 3 ints) on ranks 1, 4, ..., and
+ * as 3 * BIG elements of the vector type with holes on ranks 2, 5, ...,
+ * from every root; each rank must find the root's ints in its own layout
+ * and its holes untouched. Cut in segments of each rank's own elements,
+ * the messages do not match. */
+static void check_bcast_mixed(MPI_Comm comm, MPI_Datatype vec, int *iter)
+{
+	int rank, size;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	MPI_Datatype triple;
+	CHECK_MPI(MPI_Type_contiguous(3, MPI_INT, &triple));
+	CHECK_MPI(MPI_Type_commit(&triple));
+	int n = 3 * BIG, *a = malloc(sizeof(int) * 3 * (size_t)n);
+	CHECK(a);
+	for (int root = 0; root < size; root++) {
+		int form = rank % 3, stride = form == 2 ? 3 : 1;
+		for (int i = 0; i < stride * n; i++)
+			a[i] = -1 - i;
+		if (rank == root)
+			for (int k = 0; k < n; k++)
+				a[stride * k] = 7 * k + root;
+		MPI_Request req;
+		if (form == 0)
+			CHECK_MPI(MPI_Ibcast(a, n, MPI_INT, root, comm, &req));
+		else if (form == 1)
+			CHECK_MPI(MPI_Ibcast(a, BIG, triple, root, comm, &req));
+		else
+			CHECK_MPI(MPI_Ibcast(a, n, vec, root, comm, &req));
+		complete(&req, (enum how)((*iter)++ % NHOW), comm);
+		for (int i = 0; i < stride * n; i++)
+			CHECK(a[i] == (i % stride ? -1 - i : 7 * (i / stride) + root));
+	}
+	free(a);
+	MPI_Type_free(&triple);
 }
 
 /* Iallreduce (root -1, in place or not) and Ireduce (every root, in place
@@ -632,6 +672,7 @@ int main(int argc, char **argv)
 	for (int c = 0; c < ncomms; c++) {
 		check_barrier(comms[c], &iter);
 		check_bcast(comms[c], vec3, &iter);
+		check_bcast_mixed(comms[c], vec3, &iter);
 		check_reductions(comms[c], vec3, vop, pair, aff, &iter);
 		check_scans(comms[c], vec3, vop, pair, aff, &iter);
 		check_exchanges(comms[c], vec3, &iter);
