@@ -148,4 +148,12 @@ int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_
  * cannot say). */
 long coll_bytes(int count, MPI_Datatype type);
 
+/* Whether elements of t are their bytes, in the order of t's type map,
+ * from *shift (t's true lower bound) on, with no gap within or between
+ * them: a named type without gaps (not the pair types), or contiguous
+ * types and duplicates of one. Other layouts whose sizes look the same may
+ * hold their data in another order (a vector of negative stride, a struct
+ * whose displacements go down) or repeat it: they are packed. */
+bool coll_type_dense(MPI_Datatype t, MPI_Aint *shift);
+
 #endif

@@ -203,11 +203,10 @@ int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm
 	int ucount = count;
 	MPI_Datatype utype = type;
 	if (!whole && bytes >= 0 && op->size > 1) {
-		MPI_Aint tlb, text;
-		PMPI_Type_get_true_extent(type, &tlb, &text);
-		long one = coll_bytes(1, type);
-		char *b = (char *)buf + tlb;
-		if (one <= 0 || one != extent || one != text) {
+		MPI_Aint shift = 0;
+		bool dense = coll_type_dense(type, &shift);
+		char *b = (char *)buf + shift;
+		if (!dense) {
 			b = coll_op_scratch(op, (size_t)bytes);
 			ab.packed = b;
 			ab.nbytes = (int)bytes;

@@ -138,16 +138,14 @@ static int stage_blocks(struct coll_op *op, const struct coll_blocks *recv, char
 
 struct coll_block_layout coll_block_layout_of(const void *base, int count, MPI_Datatype type)
 {
-	MPI_Aint lb, ext, tlb, text;
-	int size = 0;
+	MPI_Aint lb, ext, tlb, text, shift;
 	PMPI_Type_get_extent(type, &lb, &ext);
 	PMPI_Type_get_true_extent(type, &tlb, &text);
-	PMPI_Type_size(type, &size);
 	return (struct coll_block_layout){ .base = base,
 		                           .count = count,
 		                           .type = type,
 		                           .stride = (size_t)count * (size_t)ext,
-		                           .dense = size == ext && size == text && tlb == lb,
+		                           .dense = coll_type_dense(type, &shift) && tlb == lb,
 		                           .shift = tlb };
 }
 

@@ -65,6 +65,83 @@ static MPI_Count element_bytes(MPI_Datatype type)
 	return size;
 }
 
+/* t's combiner (MPI_UNDEFINED when the MPI cannot say). */
+static int combiner_of(MPI_Datatype t)
+{
+	int combiner = MPI_UNDEFINED;
+#if MPI_VERSION >= 4
+	/* MPICH refuses the int form on a datatype made with large counts. */
+	MPI_Count ni, na, nl, nd;
+	if (PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &combiner) != MPI_SUCCESS)
+		return MPI_UNDEFINED;
+#else
+	int ni, na, nd;
+	if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+		return MPI_UNDEFINED;
+#endif
+	return combiner;
+}
+
+static bool named(int combiner)
+{
+	return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+	       combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
+}
+
+/* The datatype a contiguous type or a duplicate is made of, NULL when the
+ * MPI cannot say (a new handle unless named: the caller frees it). */
+static MPI_Datatype inner_of(MPI_Datatype t)
+{
+	MPI_Datatype inner = MPI_DATATYPE_NULL;
+	int ints[1];
+	MPI_Aint aints[1];
+#if MPI_VERSION >= 4
+	MPI_Count ni, na, nl, nd, counts[1];
+	int combiner;
+	if (PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &combiner) != MPI_SUCCESS || nd != 1 ||
+	    ni > 1 || na > 0 || nl > 1 ||
+	    PMPI_Type_get_contents_c(t, ni, na, nl, nd, ints, aints, counts, &inner) != MPI_SUCCESS)
+		return MPI_DATATYPE_NULL;
+#else
+	int ni, na, nd, combiner;
+	if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS || nd != 1 ||
+	    ni > 1 || na > 0 ||
+	    PMPI_Type_get_contents(t, ni, na, nd, ints, aints, &inner) != MPI_SUCCESS)
+		return MPI_DATATYPE_NULL;
+#endif
+	return inner;
+}
+
+/* Whether t's type map runs in memory order: a named type, or contiguous
+ * types and duplicates of one. */
+static bool in_order(MPI_Datatype t, int depth)
+{
+	int combiner = combiner_of(t);
+	if (named(combiner))
+		return true;
+	if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) || depth >= 16)
+		return false;
+	MPI_Datatype inner = inner_of(t);
+	if (inner == MPI_DATATYPE_NULL)
+		return false;
+	bool ok = in_order(inner, depth + 1);
+	if (!named(combiner_of(inner)))
+		PMPI_Type_free(&inner);
+	return ok;
+}
+
+bool coll_type_dense(MPI_Datatype t, MPI_Aint *shift)
+{
+	MPI_Aint lb, ext, tlb, text;
+	MPI_Count size = element_bytes(t);
+	if (size <= 0 || PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS || ext != size ||
+	    text != size || !in_order(t, 0))
+		return false;
+	*shift = tlb;
+	return true;
+}
+
 long coll_bytes(int count, MPI_Datatype type)
 {
 	MPI_Count size = element_bytes(type);

@@ -5,6 +5,7 @@
  * request array of the SEND and RECV nodes).
  */
 #include "base.h"
+#include "coll_algo.h"
 #include "graph_internal.h"
 #include "init.h"
 
@@ -192,22 +193,6 @@ static int type_size(MPI_Datatype t, MPI_Count *size)
 #endif
 }
 
-/* A type whose elements hold no gap, inside or between them (every
- * predefined type but the pair types such as MPI_DOUBLE_INT, contiguous
- * types of those): count elements are count * size bytes from the true
- * lower bound, set in *shift. */
-static bool type_dense(MPI_Datatype t, MPI_Aint *shift)
-{
-	MPI_Count size;
-	MPI_Aint lb, ext, tlb, text;
-	if (type_size(t, &size) != MPI_SUCCESS ||
-	    PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
-	    PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
-		return false;
-	*shift = tlb;
-	return size > 0 && ext == size && text == size;
-}
-
 int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Datatype stype,
                          void *dst, int dcount, MPI_Datatype dtype, int *node)
 {
@@ -228,8 +213,10 @@ int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Data
 	n->u.copy.dst = dst;
 	n->u.copy.dcount = dcount;
 	n->u.copy.dtype = dtype;
-	n->u.copy.dense = type_dense(stype, &n->u.copy.sshift) &&
-	                  type_dense(dtype, &n->u.copy.dshift);
+	/* Copied as bytes only where both sides are their bytes in type-map
+	 * order (coll_type_dense()); otherwise packed and unpacked. */
+	n->u.copy.dense = coll_type_dense(stype, &n->u.copy.sshift) &&
+	                  coll_type_dense(dtype, &n->u.copy.dshift);
 	n->u.copy.bytes = (size_t)ssize * (size_t)scount;
 #if MPI_VERSION < 4
 	/* MPI-3's MPI_Pack counts its positions in int. */

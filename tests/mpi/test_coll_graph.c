@@ -143,42 +143,58 @@ static void check_bcast(MPI_Comm comm, MPI_Datatype vec, int *iter)
 }
 
 /* A broadcast whose ranks pass different datatypes of one type signature
- * (MPI requires no more): 3 * BIG ints as MPI_INT on ranks 0, 3, ...,
- * as BIG triples (a contiguous type of 3 ints) on ranks 1, 4, ..., and
- * as 3 * BIG elements of the vector type with holes on ranks 2, 5, ...,
- * from every root; each rank must find the root's ints in its own layout
- * and its holes untouched. Cut in segments of each rank's own elements,
- * the messages do not match. */
+ * (MPI requires no more): 3 * BIG ints as MPI_INT, as BIG triples (a
+ * contiguous type of 3 ints), as 3 * BIG elements of the vector type with
+ * holes, or as pairs in reverse (a vector of stride -1: its second int
+ * lies before its first, where its sizes alone look dense), each rank
+ * taking each form in turn, from every root; each rank must find the
+ * root's ints in its own layout and its holes untouched. Cut in segments
+ * of each rank's own elements, the messages do not match; sent as bytes
+ * in memory order, the reversed pairs come out swapped. */
+static int mixed_at(int form, int k) /* where the k-th int of the signature lies */
+{
+	return form == 2 ? 3 * k : form == 3 ? (k ^ 1) : k;
+}
+
 static void check_bcast_mixed(MPI_Comm comm, MPI_Datatype vec, int *iter)
 {
 	int rank, size;
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &size);
-	MPI_Datatype triple;
+	MPI_Datatype triple, rev;
 	CHECK_MPI(MPI_Type_contiguous(3, MPI_INT, &triple));
 	CHECK_MPI(MPI_Type_commit(&triple));
-	int n = 3 * BIG, *a = malloc(sizeof(int) * 3 * (size_t)n);
+	CHECK_MPI(MPI_Type_vector(2, 1, -1, MPI_INT, &rev));
+	CHECK_MPI(MPI_Type_commit(&rev));
+	int n = 3 * BIG + 1, *a = malloc(sizeof(int) * 3 * (size_t)n);
 	CHECK(a);
-	for (int root = 0; root < size; root++) {
-		int form = rank % 3, stride = form == 2 ? 3 : 1;
-		for (int i = 0; i < stride * n; i++)
-			a[i] = -1 - i;
-		if (rank == root)
+	n -= n % 2; /* whole pairs */
+	for (int turn = 0; turn < 4; turn++)
+		for (int root = 0; root < size; root++) {
+			int form = (rank + turn) % 4, span = form == 2 ? 3 * n : n;
+			for (int i = 0; i < span; i++)
+				a[i] = -1 - i;
+			if (rank == root)
+				for (int k = 0; k < n; k++)
+					a[mixed_at(form, k)] = 7 * k + root;
+			MPI_Request req;
+			if (form == 0)
+				CHECK_MPI(MPI_Ibcast(a, n, MPI_INT, root, comm, &req));
+			else if (form == 1)
+				CHECK_MPI(MPI_Ibcast(a, n / 3, triple, root, comm, &req));
+			else if (form == 2)
+				CHECK_MPI(MPI_Ibcast(a, n, vec, root, comm, &req));
+			else /* the first pair's first int is a[1] */
+				CHECK_MPI(MPI_Ibcast(a + 1, n / 2, rev, root, comm, &req));
+			complete(&req, (enum how)((*iter)++ % NHOW), comm);
 			for (int k = 0; k < n; k++)
-				a[stride * k] = 7 * k + root;
-		MPI_Request req;
-		if (form == 0)
-			CHECK_MPI(MPI_Ibcast(a, n, MPI_INT, root, comm, &req));
-		else if (form == 1)
-			CHECK_MPI(MPI_Ibcast(a, BIG, triple, root, comm, &req));
-		else
-			CHECK_MPI(MPI_Ibcast(a, n, vec, root, comm, &req));
-		complete(&req, (enum how)((*iter)++ % NHOW), comm);
-		for (int i = 0; i < stride * n; i++)
-			CHECK(a[i] == (i % stride ? -1 - i : 7 * (i / stride) + root));
-	}
+				CHECK(a[mixed_at(form, k)] == 7 * k + root);
+			for (int i = 0; form == 2 && i < span; i++)
+				CHECK(i % 3 == 0 || a[i] == -1 - i);
+		}
 	free(a);
 	MPI_Type_free(&triple);
+	MPI_Type_free(&rev);
 }
 
 /* Iallreduce (root -1, in place or not) and Ireduce (every root, in place
