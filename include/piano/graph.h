@@ -61,10 +61,13 @@ PIANO_API int piano_graph_add_reduce(piano_graph_t *g, const void *in, void *ino
                                      MPI_Datatype type, MPI_Op op, int *node);
 /* Local copy with type conversion of layouts (same type signature): one
  * memmove when both layouts are dense (no gap inside or between elements,
- * as every predefined type but the pair types), otherwise MPI_Pack into a
- * buffer of the graph and MPI_Unpack. Source and destination may overlap.
- * Sizes past INT_MAX bytes are taken (MPI-4's large-count calls); before
- * MPI-4, PIANO_ERANGE for a layout past INT_MAX bytes that is not dense. */
+ * as every predefined type but the pair types); one MPI_Pack straight into
+ * a dense destination, or one MPI_Unpack straight from a dense source;
+ * otherwise, or where the two layouts overlap, MPI_Pack into a buffer of
+ * the graph and MPI_Unpack. Source and destination may overlap. Sizes past
+ * INT_MAX bytes are taken (MPI-4's large-count calls); before MPI-4,
+ * PIANO_ERANGE for a layout past INT_MAX bytes that is not dense on both
+ * sides. */
 PIANO_API int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount,
                                    MPI_Datatype stype, void *dst, int dcount, MPI_Datatype dtype,
                                    int *node);

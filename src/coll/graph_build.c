@@ -10,6 +10,7 @@
 #include "init.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,6 +194,34 @@ static int type_size(MPI_Datatype t, MPI_Count *size)
 #endif
 }
 
+/* The memory count elements of t at buf may touch: from the lowest true
+ * lower bound of an element to the highest true upper bound. Unknown
+ * (false) if the MPI does not say. */
+static bool span_of(const void *buf, int count, MPI_Datatype t, uintptr_t *lo, uintptr_t *hi)
+{
+	MPI_Aint lb, ext, tlb, text;
+	if (PMPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
+		return false;
+	MPI_Aint last = (MPI_Aint)(count - 1) * ext;
+	*lo = (uintptr_t)buf + (uintptr_t)(tlb + (last < 0 ? last : 0));
+	*hi = (uintptr_t)buf + (uintptr_t)(tlb + text + (last > 0 ? last : 0));
+	return true;
+}
+
+/* Whether the two layouts may share memory (an in-place collective may
+ * hand a copy onto itself); true where the MPI does not tell. */
+static bool spans_overlap(const void *src, int scount, MPI_Datatype stype, const void *dst,
+                          int dcount, MPI_Datatype dtype)
+{
+	uintptr_t slo, shi, dlo, dhi;
+	if (scount <= 0 || dcount <= 0)
+		return false;
+	if (!span_of(src, scount, stype, &slo, &shi) || !span_of(dst, dcount, dtype, &dlo, &dhi))
+		return true;
+	return slo < dhi && dlo < shi;
+}
+
 int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Datatype stype,
                          void *dst, int dcount, MPI_Datatype dtype, int *node)
 {
@@ -213,14 +242,22 @@ int piano_graph_add_copy(piano_graph_t *g, const void *src, int scount, MPI_Data
 	n->u.copy.dst = dst;
 	n->u.copy.dcount = dcount;
 	n->u.copy.dtype = dtype;
-	/* Copied as bytes only where both sides are their bytes in type-map
-	 * order (coll_type_dense()); otherwise packed and unpacked. */
-	n->u.copy.dense = coll_type_dense(stype, &n->u.copy.sshift) &&
-	                  coll_type_dense(dtype, &n->u.copy.dshift);
+	/* A side that is its bytes in type-map order (coll_type_dense()) is
+	 * what MPI_Pack makes of the other: the copy packs into it or unpacks
+	 * from it directly, with no staging buffer and one pass over the
+	 * data, unless the two overlap. */
+	bool sdense = coll_type_dense(stype, &n->u.copy.sshift);
+	bool ddense = coll_type_dense(dtype, &n->u.copy.dshift);
 	n->u.copy.bytes = (size_t)ssize * (size_t)scount;
+	if (sdense && ddense)
+		n->u.copy.how = COPY_MOVE;
+	else if (spans_overlap(src, scount, stype, dst, dcount, dtype))
+		n->u.copy.how = COPY_STAGE;
+	else
+		n->u.copy.how = ddense ? COPY_PACK : sdense ? COPY_UNPACK : COPY_STAGE;
 #if MPI_VERSION < 4
 	/* MPI-3's MPI_Pack counts its positions in int. */
-	if (!n->u.copy.dense && n->u.copy.bytes > INT_MAX)
+	if (n->u.copy.how != COPY_MOVE && n->u.copy.bytes > INT_MAX)
 		return PIANO_ERANGE; /* not added: node_added() counts it */
 #endif
 	return node_added(g, node);
@@ -340,7 +377,7 @@ int piano_graph_commit(piano_graph_t *g)
 		if (n->kind == NODE_SEND || n->kind == NODE_RECV) {
 			g->reqs[n->u.p2p.slot] = MPI_REQUEST_NULL;
 			g->req_node[n->u.p2p.slot] = i;
-		} else if (n->kind == NODE_COPY && !n->u.copy.dense) {
+		} else if (n->kind == NODE_COPY && n->u.copy.how == COPY_STAGE) {
 			rc = PIANO_EINVAL;
 #if MPI_VERSION >= 4
 			MPI_Count sz;

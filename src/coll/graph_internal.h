@@ -71,11 +71,19 @@ struct graph_node {
 			void *dst;
 			int scount, dcount;
 			MPI_Datatype stype, dtype;
-			/* Both layouts dense (no gap inside or between elements):
-			 * the copy is one memmove of `bytes` from src + sshift to
-			 * dst + dshift (the types' true lower bounds), not a pack
-			 * and unpack through the staging buffer. */
-			bool dense;
+			/* How the node moves its bytes. A dense layout (no gap
+			 * inside or between elements) is its `bytes` at buf +
+			 * shift (the type's true lower bound), as MPI_Pack lays
+			 * them out:
+			 * COPY_MOVE   both dense: one memmove;
+			 * COPY_PACK   the destination dense: MPI_Pack straight
+			 *             into it;
+			 * COPY_UNPACK the source dense: MPI_Unpack straight
+			 *             from it;
+			 * COPY_STAGE  neither, or layouts that overlap (MPI_Pack
+			 *             and MPI_Unpack take disjoint buffers):
+			 *             through the graph's staging buffer. */
+			enum { COPY_MOVE, COPY_PACK, COPY_UNPACK, COPY_STAGE } how;
 			MPI_Aint sshift, dshift;
 			size_t bytes;
 		} copy;
@@ -113,7 +121,7 @@ struct piano_graph {
 	int *stack;           /* nnodes: nodes ready to run */
 	void *pack;           /* COPY nodes' staging buffer */
 	MPI_Count pack_size;  /* past INT_MAX on MPI-4 (the _c pack calls) */
-	int *polls; /* npoll: POLL nodes whose condition is not met yet */
+	int *polls;           /* npoll: POLL nodes whose condition is not met yet */
 	int npoll;
 
 	/* set before start by the graph's maker (src/coll/coll_op.c) */

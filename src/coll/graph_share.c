@@ -85,7 +85,7 @@ size_t graph_share_bytes(const struct graph_node *n)
 		return 0;
 	if (n->kind == NODE_REDUCE && n->u.red.size > 0)
 		b = (size_t)n->u.red.count * (size_t)n->u.red.size;
-	else if (n->kind == NODE_COPY && n->u.copy.dense &&
+	else if (n->kind == NODE_COPY && n->u.copy.how == COPY_MOVE &&
 	         /* Pieces of one memmove between overlapping layouts (an
 	          * in-place collective) would read what another piece wrote. */
 	         !overlap((const char *)n->u.copy.src + n->u.copy.sshift,

@@ -77,6 +77,55 @@ static void graph_fail(piano_graph_t *g, int node, int code)
 
 /* Runs one node. Returns 0, or the MPI error (or the callback's value) that
  * fails the graph. */
+/* A COPY node (its `how`, graph_internal.h). */
+static int copy_run(piano_graph_t *g, const struct graph_node *n)
+{
+	char *dst = (char *)n->u.copy.dst;
+	const char *src = (const char *)n->u.copy.src;
+	if (n->u.copy.how == COPY_MOVE) {
+		/* memmove: an in-place collective may hand overlapping layouts;
+		 * the bytes are those pack and unpack would move. */
+		memmove(dst + n->u.copy.dshift, src + n->u.copy.sshift, n->u.copy.bytes);
+		return MPI_SUCCESS;
+	}
+	/* Nothing to copy: Open MPI's MPI_Pack rejects a NULL buffer even for
+	 * 0 elements (a graph whose COPY nodes pack to 0 bytes has no staging
+	 * buffer). */
+	if (!n->u.copy.bytes)
+		return MPI_SUCCESS;
+#if MPI_VERSION >= 4
+	typedef MPI_Count pos_t;
+#define PACK PMPI_Pack_c
+#define UNPACK PMPI_Unpack_c
+#else
+	/* Below INT_MAX bytes (piano_graph_add_copy()). */
+	typedef int pos_t;
+#define PACK PMPI_Pack
+#define UNPACK PMPI_Unpack
+#endif
+	pos_t pos = 0, upos = 0, bytes = (pos_t)n->u.copy.bytes;
+	int rc;
+	switch (n->u.copy.how) {
+	case COPY_PACK:
+		rc = PACK(src, n->u.copy.scount, n->u.copy.stype, dst + n->u.copy.dshift, bytes,
+		          &pos, MPI_COMM_SELF);
+		break;
+	case COPY_UNPACK:
+		rc = UNPACK(src + n->u.copy.sshift, bytes, &upos, dst, n->u.copy.dcount,
+		            n->u.copy.dtype, MPI_COMM_SELF);
+		break;
+	default:
+		rc = PACK(src, n->u.copy.scount, n->u.copy.stype, g->pack, (pos_t)g->pack_size,
+		          &pos, MPI_COMM_SELF);
+		if (rc == MPI_SUCCESS)
+			rc = UNPACK(g->pack, pos, &upos, dst, n->u.copy.dcount, n->u.copy.dtype,
+			            MPI_COMM_SELF);
+	}
+#undef PACK
+#undef UNPACK
+	return rc;
+}
+
 static int node_run(piano_graph_t *g, int node)
 {
 	struct graph_node *n = &g->nodes[node];
@@ -113,40 +162,7 @@ static int node_run(piano_graph_t *g, int node)
 		rc = PMPI_Reduce_local(n->u.red.in, n->u.red.inout, n->u.red.count, n->u.red.type,
 		                       n->u.red.op);
 		break;
-	case NODE_COPY: {
-		if (n->u.copy.dense) {
-			/* memmove: an in-place collective may hand overlapping
-			 * layouts; the bytes are those pack and unpack would move. */
-			memmove((char *)n->u.copy.dst + n->u.copy.dshift,
-			        (const char *)n->u.copy.src + n->u.copy.sshift, n->u.copy.bytes);
-			rc = MPI_SUCCESS;
-			break;
-		}
-		/* Nothing to copy in a graph whose COPY nodes pack to 0 bytes:
-		 * there is no staging buffer, and Open MPI's MPI_Pack rejects a
-		 * NULL one even for 0 elements. */
-		if (!g->pack_size) {
-			rc = MPI_SUCCESS;
-			break;
-		}
-#if MPI_VERSION >= 4
-		MPI_Count pos = 0, upos = 0;
-		rc = PMPI_Pack_c(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
-		                 g->pack_size, &pos, MPI_COMM_SELF);
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Unpack_c(g->pack, pos, &upos, n->u.copy.dst, n->u.copy.dcount,
-			                   n->u.copy.dtype, MPI_COMM_SELF);
-#else
-		/* Below INT_MAX bytes (piano_graph_add_copy()). */
-		int pos = 0, upos = 0;
-		rc = PMPI_Pack(n->u.copy.src, n->u.copy.scount, n->u.copy.stype, g->pack,
-		               (int)g->pack_size, &pos, MPI_COMM_SELF);
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Unpack(g->pack, pos, &upos, n->u.copy.dst, n->u.copy.dcount,
-			                 n->u.copy.dtype, MPI_COMM_SELF);
-#endif
-		break;
-	}
+	case NODE_COPY: rc = copy_run(g, n); break;
 	default: rc = MPI_ERR_INTERN;
 	}
 	if (rc == 0)

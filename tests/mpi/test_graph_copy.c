@@ -13,7 +13,9 @@
  *   - MPI_DOUBLE_INT, whose elements have a gap (size 12, extent 16);
  *   - a vector (gaps between blocks) to a contiguous layout and back;
  *   - overlapping source and destination (as an in-place collective may
- *     give): the result of copying the whole source first;
+ *     give): the result of copying the whole source first, dense layouts
+ *     and a vector packed onto itself as ints (a copy that packs straight
+ *     into its destination would read what it already wrote);
  *   - zero elements: nothing written.
  */
 #include "mpitest.h"
@@ -88,6 +90,27 @@ static void check_overlap(void)
 		}
 }
 
+/* A vector of 8 blocks of 2 ints, stride 3, copied as 16 ints into its
+ * own span, 8 ints ahead (element 9 is written by the first block and read
+ * by the fourth). */
+static void check_overlap_packed(MPI_Datatype vec)
+{
+	int buf[N], want[N];
+	for (int i = 0; i < N; i++)
+		buf[i] = want[i] = i;
+	int pos = 0;
+	char packed[16 * sizeof(int)];
+	CHECK_MPI(MPI_Pack(buf, 1, vec, packed, sizeof(packed), &pos, MPI_COMM_SELF));
+	memcpy(want + 8, packed, sizeof(packed));
+	graph_copy(buf, 1, vec, buf + 8, 16, MPI_INT);
+	for (int i = 0; i < N; i++)
+		if (buf[i] != want[i]) {
+			fprintf(stderr, "vector packed onto itself: element %d is %d, want %d\n", i,
+			        buf[i], want[i]);
+			exit(1);
+		}
+}
+
 int main(int argc, char **argv)
 {
 	int provided;
@@ -124,6 +147,7 @@ int main(int argc, char **argv)
 
 	check_case("zero elements", 0, 0, MPI_INT, 0, 0, MPI_INT);
 	check_overlap();
+	check_overlap_packed(vec);
 
 	MPI_Type_free(&vec);
 	MPI_Type_free(&shifted);
