@@ -21,7 +21,9 @@
  *   - collectives in flight on MPI_COMM_WORLD, a duplicate and a split at
  *     once, then the duplicate freed while its shadow is in use;
  *   - an in-place all-to-all of more elements than an int counts;
- *   - a broadcast whose ranks pass different datatypes of one signature.
+ *   - a broadcast whose ranks pass different datatypes of one signature;
+ *   - a broadcast of a named type with gaps (MPI_DOUBLE_INT), repeated and
+ *     persistent.
  * Any number of ranks; argument "light": the per-collective checks on
  * MPI_COMM_WORLD only. Prints "coll graph: all checks passed" on rank 0.
  */
@@ -148,9 +150,10 @@ static void check_bcast(MPI_Comm comm, MPI_Datatype vec, int *iter)
  * holes, or as pairs in reverse (a vector of stride -1: its second int
  * lies before its first, where its sizes alone look dense), each rank
  * taking each form in turn, from every root; each rank must find the
- * root's ints in its own layout and its holes untouched. Cut in segments
- * of each rank's own elements, the messages do not match; sent as bytes
- * in memory order, the reversed pairs come out swapped. */
+ * root's ints in its own layout and its holes untouched; 3 * BIG ints, 6
+ * and none. Cut in segments of each rank's own elements, the messages do
+ * not match; sent as bytes in memory order, the reversed pairs come out
+ * swapped. */
 static int mixed_at(int form, int k) /* where the k-th int of the signature lies */
 {
 	return form == 2 ? 3 * k : form == 3 ? (k ^ 1) : k;
@@ -168,9 +171,10 @@ static void check_bcast_mixed(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	CHECK_MPI(MPI_Type_commit(&rev));
 	int n = 3 * BIG + 1, *a = malloc(sizeof(int) * 3 * (size_t)n);
 	CHECK(a);
-	n -= n % 2; /* whole pairs */
-	for (int turn = 0; turn < 4; turn++)
+	int full = n - n % 6; /* whole pairs and triples */
+	for (int turn = 0; turn < 12; turn++)
 		for (int root = 0; root < size; root++) {
+			n = turn < 4 ? full : turn < 8 ? 6 : 0;
 			int form = (rank + turn) % 4, span = form == 2 ? 3 * n : n;
 			for (int i = 0; i < span; i++)
 				a[i] = -1 - i;
@@ -195,6 +199,59 @@ static void check_bcast_mixed(MPI_Comm comm, MPI_Datatype vec, int *iter)
 	free(a);
 	MPI_Type_free(&triple);
 	MPI_Type_free(&rev);
+}
+
+/* A broadcast of MPI_DOUBLE_INT (a named type with a gap: packed at the
+ * root, unpacked on the others) made RUNS times with the same arguments,
+ * so that the graph built for the first is reused, and as a persistent
+ * broadcast started RUNS times: each run's values must arrive, the gaps
+ * untouched. */
+static void check_bcast_pairs(MPI_Comm comm)
+{
+	enum { PAIRS = 3000, RUNS = 3 };
+	struct di {
+		double d;
+		int i;
+	};
+	int rank, size;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	struct di *a = malloc(sizeof(*a) * PAIRS);
+	CHECK(a);
+	int root = size - 1;
+	for (int persistent = 0; persistent < 2; persistent++) {
+		MPI_Request req = MPI_REQUEST_NULL;
+#ifdef PCOLL
+		if (persistent)
+			CHECK_MPI(PCOLL(Bcast_init)(a, PAIRS, MPI_DOUBLE_INT, root, comm,
+			                            MPI_INFO_NULL, &req));
+#else
+		if (persistent)
+			break;
+#endif
+		for (int run = 0; run < RUNS; run++) {
+			memset(a, 0x5A, sizeof(*a) * PAIRS); /* the gaps too */
+			if (rank == root)
+				for (int k = 0; k < PAIRS; k++)
+					a[k].d = 0.5 * k + run, a[k].i = 3 * k - run;
+			if (persistent)
+				CHECK_MPI(MPI_Start(&req));
+			else
+				CHECK_MPI(MPI_Ibcast(a, PAIRS, MPI_DOUBLE_INT, root, comm, &req));
+			CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+			for (int k = 0; k < PAIRS; k++) {
+				CHECK(a[k].d == 0.5 * k + run && a[k].i == 3 * k - run);
+				const unsigned char *gap = (const unsigned char *)&a[k].i +
+				                           sizeof(int);
+				for (size_t g = 0;
+				     g < sizeof(struct di) - sizeof(double) - sizeof(int); g++)
+					CHECK(gap[g] == 0x5A);
+			}
+		}
+		if (persistent)
+			CHECK_MPI(MPI_Request_free(&req));
+	}
+	free(a);
 }
 
 /* Iallreduce (root -1, in place or not) and Ireduce (every root, in place
@@ -689,6 +746,7 @@ int main(int argc, char **argv)
 		check_barrier(comms[c], &iter);
 		check_bcast(comms[c], vec3, &iter);
 		check_bcast_mixed(comms[c], vec3, &iter);
+		check_bcast_pairs(comms[c]);
 		check_reductions(comms[c], vec3, vop, pair, aff, &iter);
 		check_scans(comms[c], vec3, vop, pair, aff, &iter);
 		check_exchanges(comms[c], vec3, &iter);
