@@ -148,6 +148,11 @@ int coll_segments(int count, MPI_Datatype type, long segment, int max, int *seg_
  * cannot say). */
 long coll_bytes(int count, MPI_Datatype type);
 
+/* Whether t is a named datatype (its combiner MPI_COMBINER_NAMED or one of
+ * the F90 ones, whose types are predefined too: MPI-4.0 §19.1.9); false
+ * where the MPI cannot say. */
+bool coll_type_named(MPI_Datatype t);
+
 /* Whether elements of t are their bytes, in the order of t's type map,
  * from *shift (t's true lower bound) on, with no gap within or between
  * them: a named type without gaps (not the pair types), or contiguous

@@ -14,6 +14,7 @@
  */
 #include "coll_persist.h"
 #include "base.h"
+#include "coll_algo.h"
 #include "graph_internal.h"
 #include "op_hold.h"
 #include "reqtab.h"
@@ -48,24 +49,7 @@ void coll_persist_begin(struct coll_persist *p, bool persistent)
  * would only cost, and MPICH's MPI_MAXLOC and MPI_MINLOC recognise the pair
  * types by their handles, not a duplicate's. The F90 combiners' types are
  * predefined too (MPI-4.0 §19.1.9). */
-static bool type_named(MPI_Datatype t)
-{
-	if (pmpi_type_predefined(t))
-		return true;
-	int combiner = MPI_UNDEFINED;
-#if MPI_VERSION >= 4
-	/* MPICH refuses the int form on a datatype made with large counts. */
-	MPI_Count ni = 0, na = 0, nl = 0, nd = 0;
-	if (PMPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &combiner) != MPI_SUCCESS)
-		return false;
-#else
-	int ni = 0, na = 0, nd = 0;
-	if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
-		return false;
-#endif
-	return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
-	       combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
-}
+static bool type_named(MPI_Datatype t) { return pmpi_type_predefined(t) || coll_type_named(t); }
 
 MPI_Datatype coll_persist_type(struct coll_persist *p, MPI_Datatype t)
 {

@@ -88,6 +88,8 @@ static bool named(int combiner)
 	       combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
 }
 
+bool coll_type_named(MPI_Datatype t) { return named(combiner_of(t)); }
+
 /* The datatype a contiguous type or a duplicate is made of, NULL when the
  * MPI cannot say (a new handle unless named: the caller frees it). */
 static MPI_Datatype inner_of(MPI_Datatype t)
