@@ -18,7 +18,10 @@
 int coll_ibarrier(MPI_Comm comm, MPI_Request *request);
 int coll_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, long segment,
                 MPI_Request *request);
-int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+/* The reductions take counts past INT_MAX (MPI-4's large-count calls):
+ * the vector in runs of at most INT_MAX elements, one graph
+ * (coll_reduce.c). */
+int coll_ireduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                  int root, MPI_Comm comm, long segment, MPI_Request *request);
 /*
  * size blocks in one buffer, as the exchanges take them: block i holds
@@ -92,12 +95,12 @@ int coll_ireduce_scatter_block(const void *sendbuf, void *recvbuf, int rcount, M
 /* rcounts: size counts whose sum fits an int. */
 int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts, MPI_Datatype type,
                          MPI_Op op, MPI_Comm comm, long segment, MPI_Request *request);
-int coll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+int coll_iscan(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm, long segment, MPI_Request *request);
-int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+int coll_iexscan(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                  MPI_Comm comm, long segment, MPI_Request *request);
-int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                    MPI_Comm comm, long segment, MPI_Request *request);
+int coll_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+                    MPI_Op op, MPI_Comm comm, long segment, MPI_Request *request);
 /* Tuning, set once before any collective (init.c), each value from the
  * setting named beside it (docs/configuration.md). */
 struct coll_tuning {

@@ -22,7 +22,7 @@
 #include <string.h>
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct reqtab live; /* protected by live_lock */
+static struct reqtab live;  /* protected by live_lock */
 _Atomic long coll_op_nlive; /* entries of `live`; read without the lock */
 _Thread_local struct coll_persist *coll_op_persist;
 
@@ -50,6 +50,7 @@ static void op_destroy(struct coll_op *op)
 		piano_graph_free(op->g);
 	for (int i = 0; i < op->nscratch; i++)
 		free(op->scratch[i]);
+	free(op->scratch);
 	for (int i = 0; i < op->nown; i++)
 		PMPI_Type_free(&op->own[i]);
 	free(op->own);
@@ -247,8 +248,14 @@ err_op:
 
 void *coll_op_scratch(struct coll_op *op, size_t bytes)
 {
-	if (op->nscratch == (int)(sizeof(op->scratch) / sizeof(op->scratch[0])))
-		return NULL;
+	if (op->nscratch == op->cap_scratch) {
+		int cap = op->cap_scratch ? 2 * op->cap_scratch : 4;
+		void **list = realloc(op->scratch, sizeof(*list) * (size_t)cap);
+		if (!list)
+			return NULL;
+		op->scratch = list;
+		op->cap_scratch = cap;
+	}
 	/* Not zeroed: every algorithm writes a scratch buffer (a receive, a
 	 * copy) before it reads or sends it, and zeroing cost a memset of the
 	 * whole span per operation (1 MiB for a 2-rank Iallreduce of 1 MiB). */

@@ -76,16 +76,16 @@ struct coll_key {
 struct coll_op {
 	piano_graph_t *g;
 	struct coll_shadow *sh;
-	int rank, size;   /* in the communicator */
-	int tag, ntags;   /* the operation's tags: tag .. tag + ntags - 1 */
+	int rank, size; /* in the communicator */
+	int tag, ntags; /* the operation's tags: tag .. tag + ntags - 1 */
 	/* Tags per pipeline segment: segment j's messages use tags tag + j *
 	 * seg_tags ... (0: not cut in segments); coll_op_start() bounds the
 	 * segments in flight by PIANO_COLL_WINDOW from it. Set by the
 	 * builder. */
 	int seg_tags;
-	void *scratch[4]; /* coll_op_scratch() */
-	bool one_node;    /* every rank on this node (coll_op_segment()) */
-	int nscratch;
+	void **scratch; /* coll_op_scratch(): nscratch buffers of cap_scratch */
+	bool one_node;  /* every rank on this node (coll_op_segment()) */
+	int nscratch, cap_scratch;
 	size_t scratch_bytes;
 	MPI_Request req;
 	/* Reuse (coll_op.c): the key it was built for (kind COLL_NONE: not

@@ -21,6 +21,7 @@
 #include "coll_op.h"
 #include "graph_internal.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@ static struct layout layout_of(MPI_Datatype type, int count)
 	PMPI_Type_get_extent(type, &lb, &l.extent);
 	PMPI_Type_get_true_extent(type, &tlb, &text);
 	l.span = count > 0 ? text + (MPI_Aint)(count - 1) * l.extent : 0;
+	/* Elements of no bytes (an empty derived type) still get a scratch
+	 * slot each: MPI_Reduce_local refuses one buffer as both operands. */
+	if (count > 0 && l.span < 1)
+		l.span = 1;
 	l.shift = -tlb;
 	return l;
 }
@@ -258,19 +263,11 @@ static struct coll_key reduce_key(enum coll_kind kind, const void *sendbuf, void
  * that the operands stay in rank order whatever the root; rank 0 then
  * sends each segment to the root (or copies it there when it is the root).
  */
-int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
-                 int root, MPI_Comm comm, long segment, MPI_Request *request)
+static int reduce_build(struct coll_op *op, const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype type, MPI_Op mop, int root, long segment)
 {
-	struct coll_op *op;
-	const struct coll_key key = reduce_key(COLL_IREDUCE, sendbuf, recvbuf, count, type, mop,
-	                                       root, segment);
-	int rc = coll_op_begin(comm, &key, &op);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	if (coll_op_reused(op))
-		return coll_op_start(op, request);
 	struct tree t;
-	rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
+	int rc = tree_init(op, &t, sendbuf, recvbuf, count, type, segment);
 	op->seg_tags = 2;
 	for (int j = 0; rc == MPI_SUCCESS && j < t.nseg; j++) {
 		int n;
@@ -299,11 +296,7 @@ int coll_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
 				COLL_ADD(piano_graph_add_edge(op->g, sent, r));
 		}
 	}
-	if (rc != MPI_SUCCESS) {
-		coll_op_abandon(op);
-		return rc;
-	}
-	return coll_op_start(op, request);
+	return rc;
 }
 
 /* First element of block b of n elements cut in `size` blocks (balanced:
@@ -485,21 +478,6 @@ static int finish(struct coll_op *op, int rc, MPI_Request *request)
 		return rc;
 	}
 	return coll_op_start(op, request);
-}
-
-int coll_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
-                    MPI_Comm comm, long segment, MPI_Request *request)
-{
-	struct coll_op *op;
-	const struct coll_key key = reduce_key(COLL_IALLREDUCE, sendbuf, recvbuf, count, type, mop,
-	                                       0, segment);
-	int rc = coll_op_begin(comm, &key, &op);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	if (coll_op_reused(op))
-		return coll_op_start(op, request);
-	rc = allreduce(op, sendbuf, recvbuf, count, type, mop, segment);
-	return finish(op, rc, request);
 }
 
 /* Edges from every node that has no successor yet to `node`: it runs last. */
@@ -940,23 +918,16 @@ int coll_ireduce_scatter(const void *sendbuf, void *recvbuf, const int *rcounts,
  * (rank 0's recvbuf is left alone, as MPI leaves it undefined). A partial
  * is overwritten only once this step's send of it has completed.
  */
-static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+static int scan_build(struct coll_op *op, bool exclusive, const void *sendbuf, void *recvbuf,
+                      int count, MPI_Datatype type, MPI_Op mop, long segment)
 {
-	struct coll_op *op;
-	const struct coll_key key = reduce_key(exclusive ? COLL_IEXSCAN : COLL_ISCAN, sendbuf,
-	                                       recvbuf, count, type, mop, 0, segment);
-	int rc = coll_op_begin(comm, &key, &op);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	if (coll_op_reused(op))
-		return coll_op_start(op, request);
+	int rc = MPI_SUCCESS;
 	struct layout l = layout_of(type, count);
 	int nsteps = doubling_steps(op->size);
 	char *tmp = nsteps ? coll_op_scratch(op, (size_t)l.span * (size_t)nsteps) : NULL;
 	char *part = exclusive ? coll_op_scratch(op, (size_t)l.span) : NULL;
 	if ((nsteps && !tmp) || (exclusive && !part))
-		return finish(op, MPI_ERR_NO_MEM, request);
+		return MPI_ERR_NO_MEM;
 	const char *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	int seg = 0;
 	int nseg = coll_segments(count, type, coll_op_segment(op, segment),
@@ -1013,17 +984,132 @@ static int scan(bool exclusive, const void *sendbuf, void *recvbuf, int count, M
 			last_p = red;
 		}
 	}
+	return rc;
+}
+
+/* A reduction as the four entry points below take it. */
+struct reduction {
+	enum coll_kind kind; /* COLL_IREDUCE, COLL_IALLREDUCE, COLL_ISCAN, COLL_IEXSCAN */
+	MPI_Datatype type;
+	MPI_Op mop;
+	int root;
+	long segment;
+};
+
+static int reduction_build(struct coll_op *op, const struct reduction *r, const void *sendbuf,
+                           void *recvbuf, int count)
+{
+	switch (r->kind) {
+	case COLL_IREDUCE:
+		return reduce_build(op, sendbuf, recvbuf, count, r->type, r->mop, r->root,
+		                    r->segment);
+	case COLL_IALLREDUCE:
+		return allreduce(op, sendbuf, recvbuf, count, r->type, r->mop, r->segment);
+	default:
+		return scan_build(op, r->kind == COLL_IEXSCAN, sendbuf, recvbuf, count, r->type,
+		                  r->mop, r->segment);
+	}
+}
+
+/* buf + elements extents, for a buffer the call may ignore too (a root's
+ * receive buffer elsewhere: never read there, possibly NULL). */
+static const void *at_element(const void *buf, MPI_Count elements, MPI_Aint extent)
+{
+	if (buf == MPI_IN_PLACE)
+		return buf;
+	return (const void *)((uintptr_t)buf + (uintptr_t)(elements * extent));
+}
+
+/*
+ * A reduction past INT_MAX elements (MPI-4's large-count calls; the count
+ * and the datatype are the same on every rank, so every rank cuts alike):
+ * the vector in `parts` runs of at most INT_MAX elements, balanced, each
+ * built by the int algorithm into the same graph on a slice of the
+ * operation's tags. The slices are whole multiples of the first run's tags
+ * per segment, so that the window (coll_op_start()) sees one pipeline of
+ * the runs' segments end to end. COLL_ENOTAGS (the MPI's own, on every
+ * rank) when the tags do not hold the runs.
+ */
+static int reduction_parts(struct coll_op *op, const struct reduction *r, const void *sendbuf,
+                           void *recvbuf, MPI_Count count)
+{
+	MPI_Aint lb, extent;
+	if (PMPI_Type_get_extent(r->type, &lb, &extent) != MPI_SUCCESS)
+		return MPI_ERR_TYPE;
+	MPI_Count nparts = (count - 1) / INT_MAX + 1;
+	/* A run needs a segment's tags at least (2 log2(size) + 2 at most). */
+	if (nparts > op->ntags / 64)
+		return COLL_ENOTAGS;
+	int parts = (int)nparts, base = op->tag, all = op->ntags, slice = all / parts;
+	int seg_tags = 0;
+	bool alike = true;
+	MPI_Count per = count / parts, extra = count % parts, first = 0;
+	int rc = MPI_SUCCESS;
+	for (int p = 0; rc == MPI_SUCCESS && p < parts; p++) {
+		MPI_Count n = per + (p < extra);
+		op->tag = base + p * slice;
+		op->ntags = slice;
+		rc = reduction_build(op, r, at_element(sendbuf, first, extent),
+		                     (void *)at_element(recvbuf, first, extent), (int)n);
+		if (p == 0) {
+			seg_tags = op->seg_tags;
+			if (seg_tags > 0)
+				slice -= slice % seg_tags;
+		} else if (op->seg_tags != seg_tags) {
+			alike = false; /* runs of different algorithms: no window */
+		}
+		first += n;
+	}
+	op->tag = base;
+	op->ntags = all;
+	op->seg_tags = alike ? seg_tags : 0;
+	return rc;
+}
+
+static int reduction(const struct reduction *r, const void *sendbuf, void *recvbuf, MPI_Count count,
+                     MPI_Comm comm, MPI_Request *request)
+{
+	struct coll_op *op;
+	/* Past INT_MAX: not kept for reuse (built once per call; the build is
+	 * nothing beside the gigabytes it reduces). */
+	const struct coll_key key = count <= INT_MAX
+	                                    ? reduce_key(r->kind, sendbuf, recvbuf, (int)count,
+	                                                 r->type, r->mop, r->root, r->segment)
+	                                    : (struct coll_key){ .kind = COLL_NONE };
+	int rc = coll_op_begin(comm, &key, &op);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (coll_op_reused(op))
+		return coll_op_start(op, request);
+	rc = count <= INT_MAX ? reduction_build(op, r, sendbuf, recvbuf, (int)count)
+	                      : reduction_parts(op, r, sendbuf, recvbuf, count);
 	return finish(op, rc, request);
 }
 
-int coll_iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
-               MPI_Comm comm, long segment, MPI_Request *request)
+int coll_ireduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op mop,
+                 int root, MPI_Comm comm, long segment, MPI_Request *request)
 {
-	return scan(false, sendbuf, recvbuf, count, type, mop, comm, segment, request);
+	const struct reduction r = { COLL_IREDUCE, type, mop, root, segment };
+	return reduction(&r, sendbuf, recvbuf, count, comm, request);
 }
 
-int coll_iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+int coll_iallreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+                    MPI_Op mop, MPI_Comm comm, long segment, MPI_Request *request)
+{
+	const struct reduction r = { COLL_IALLREDUCE, type, mop, 0, segment };
+	return reduction(&r, sendbuf, recvbuf, count, comm, request);
+}
+
+int coll_iscan(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op mop,
+               MPI_Comm comm, long segment, MPI_Request *request)
+{
+	const struct reduction r = { COLL_ISCAN, type, mop, 0, segment };
+	return reduction(&r, sendbuf, recvbuf, count, comm, request);
+}
+
+int coll_iexscan(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op mop,
                  MPI_Comm comm, long segment, MPI_Request *request)
 {
-	return scan(true, sendbuf, recvbuf, count, type, mop, comm, segment, request);
+	const struct reduction r = { COLL_IEXSCAN, type, mop, 0, segment };
+	return reduction(&r, sendbuf, recvbuf, count, comm, request);
 }

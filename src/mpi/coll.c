@@ -87,6 +87,31 @@ static int coll_track_init(int rc, MPI_Request *req)
 	((c)->persistent ? coll_track_init(PCOLL(pname, pargs), (c)->request) \
 	                 : coll_track(icall, (c)->request))
 
+#if MPI_VERSION >= 4
+/* The same with the MPI's large-count forms (MPI_<iname>_c,
+ * MPI_<pname>_init_c). */
+#define NATIVE_C(c, iname, iargs, pname, pargs)                                       \
+	((c)->persistent ? coll_track_init(PMPI_##pname##_init_c pargs, (c)->request) \
+	                 : coll_track(PMPI_##iname##_c iargs, (c)->request))
+#endif
+
+/* A reduction's own call in the MPI (MPI_<iname>, or MPI_<pname>_init
+ * when c is persistent) with the arguments (sb, rb, count, ...): the int
+ * form where count fits, else the large-count one. */
+#define NATIVE_INT(c, iname, pname, sb, rb, count, ...)                                        \
+	NATIVE(c, PMPI_##iname(sb, rb, (int)(count), __VA_ARGS__, (c)->request), pname##_init, \
+	       (sb, rb, (int)(count), __VA_ARGS__, (c)->info, (c)->request))
+#if MPI_VERSION >= 4
+#define NATIVE_REDUCTION(c, iname, pname, sb, rb, count, ...)                            \
+	((count) < 0 || (count) > INT_MAX                                                \
+	         ? NATIVE_C(c, iname, (sb, rb, count, __VA_ARGS__, (c)->request), pname, \
+	                    (sb, rb, count, __VA_ARGS__, (c)->info, (c)->request))       \
+	         : NATIVE_INT(c, iname, pname, sb, rb, count, __VA_ARGS__))
+#else
+#define NATIVE_REDUCTION(c, iname, pname, sb, rb, count, ...) \
+	NATIVE_INT(c, iname, pname, sb, rb, count, __VA_ARGS__)
+#endif
+
 /* Records a collective for the overlap report (report.h): its bytes are
  * count elements of type (the call's own buffer; count -1: per-rank counts,
  * not given). A persistent one is counted at each start. */
@@ -172,7 +197,10 @@ static bool graph_chosen(MPI_Comm comm, int root)
 	} while (0)
 
 /* A buffer's description the MPI would accept. */
-static bool ok(int count, MPI_Datatype type) { return count >= 0 && type != MPI_DATATYPE_NULL; }
+static bool ok(MPI_Count count, MPI_Datatype type)
+{
+	return count >= 0 && type != MPI_DATATYPE_NULL;
+}
 
 static struct coll_blocks uniform(const void *base, int count, MPI_Datatype type)
 {
@@ -300,7 +328,7 @@ PMPI_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 	                      comm, ICALL(request, REPORT_SITE()));
 }
 
-static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+static int iallreduce_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
@@ -314,12 +342,10 @@ static int iallreduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Data
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLREDUCE, count, datatype, rc, c);
 	}
-	return coll_report(
-	        REPORT_IALLREDUCE, count, datatype,
-	        NATIVE(c, PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, c->request),
-	               Allreduce_init,
-	               (sendbuf, recvbuf, count, datatype, op, comm, c->info, c->request)),
-	        c);
+	return coll_report(REPORT_IALLREDUCE, count, datatype,
+	                   NATIVE_REDUCTION(c, Iallreduce, Allreduce, sendbuf, recvbuf, count,
+	                                    datatype, op, comm),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -525,7 +551,7 @@ PMPI_EXPORT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int r
 	return ibcast_at(buffer, count, datatype, root, comm, ICALL(request, REPORT_SITE()));
 }
 
-static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+static int iexscan_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
@@ -539,12 +565,10 @@ static int iexscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IEXSCAN, count, datatype, rc, c);
 	}
-	return coll_report(
-	        REPORT_IEXSCAN, count, datatype,
-	        NATIVE(c, PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, c->request),
-	               Exscan_init,
-	               (sendbuf, recvbuf, count, datatype, op, comm, c->info, c->request)),
-	        c);
+	return coll_report(REPORT_IEXSCAN, count, datatype,
+	                   NATIVE_REDUCTION(c, Iexscan, Exscan, sendbuf, recvbuf, count, datatype,
+	                                    op, comm),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -901,7 +925,7 @@ PMPI_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcount
 	                              rdispls, recvtypes, comm, ICALL(request, REPORT_SITE()));
 }
 
-static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+static int ireduce_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
@@ -914,13 +938,10 @@ static int ireduce_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE, count, datatype, rc, c);
 	}
-	return coll_report(
-	        REPORT_IREDUCE, count, datatype,
-	        NATIVE(c,
-	               PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, c->request),
-	               Reduce_init,
-	               (sendbuf, recvbuf, count, datatype, op, root, comm, c->info, c->request)),
-	        c);
+	return coll_report(REPORT_IREDUCE, count, datatype,
+	                   NATIVE_REDUCTION(c, Ireduce, Reduce, sendbuf, recvbuf, count, datatype,
+	                                    op, root, comm),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -1061,8 +1082,8 @@ PMPI_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, in
 	                                ICALL(request, REPORT_SITE()));
 }
 
-static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm, const struct call *c)
+static int iscan_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const struct call *c)
 {
 	pmpi_ensure();
 	if (USE_GRAPH(PMPI_COLL_ISCAN, comm, 0,
@@ -1075,12 +1096,10 @@ static int iscan_at(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_ISCAN, count, datatype, rc, c);
 	}
-	return coll_report(
-	        REPORT_ISCAN, count, datatype,
-	        NATIVE(c, PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, c->request),
-	               Scan_init,
-	               (sendbuf, recvbuf, count, datatype, op, comm, c->info, c->request)),
-	        c);
+	return coll_report(REPORT_ISCAN, count, datatype,
+	                   NATIVE_REDUCTION(c, Iscan, Scan, sendbuf, recvbuf, count, datatype, op,
+	                                    comm),
+	                   c);
 }
 
 PMPI_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -1418,9 +1437,13 @@ PMPI_EXPORT int PCOLL_NAME(Neighbor_alltoallw_init)(const void *sendbuf, const i
  * an int takes the int form's path, graph included, and every collective
  * but the reductions takes it whatever its values where a graph may run it:
  * a count past INT_MAX as one element of a contiguous datatype (struct
- * wide). A reduction's count and datatype are the same on every rank: one
- * past INT_MAX runs on the MPI's schedule on every rank, and piano tracks
- * the request; should PIANO_COLL name that collective, it is said once.
+ * wide). A reduction's count and datatype are the same on every rank, and
+ * its operation applies element by element: MPI_Ireduce, MPI_Iallreduce,
+ * MPI_Iscan and MPI_Iexscan take their MPI_Count as it is, and a graph past
+ * INT_MAX is made of runs of at most INT_MAX elements (coll_reduce.c). The
+ * reduce-scatters past INT_MAX (a block, or the counts' sum) run on the
+ * MPI's schedule on every rank, and piano tracks the request; should
+ * PIANO_COLL name that collective, it is said once.
  */
 static bool fits(MPI_Count count) { return count >= 0 && count <= INT_MAX; }
 
@@ -1430,8 +1453,8 @@ static void large_on_mpi(unsigned bit, const char *name)
 	if (!(pmpi_g.coll_graph & bit) || !pmpi_g.threaded ||
 	    (atomic_fetch_or_explicit(&warned, bit, memory_order_relaxed) & bit))
 		return;
-	pmpi_warn("%s: a reduction of more than INT_MAX elements, or of counts that sum past "
-	          "INT_MAX, runs on the MPI's schedule, not as PIANO_COLL's graph",
+	pmpi_warn("%s: a reduce-scatter of counts past INT_MAX, or that sum past INT_MAX, runs "
+	          "on the MPI's schedule, not as PIANO_COLL's graph",
 	          name);
 }
 
@@ -1773,11 +1796,8 @@ static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_ar
 /*
  * The forms with one count per buffer: the int form's path when the counts
  * fit, or wherever a graph may run the collective (WIDE_AT); otherwise the
- * MPI's own _c form, non-blocking or persistent as c says.
+ * MPI's own _c form, non-blocking or persistent as c says (NATIVE_C).
  */
-#define NATIVE_C(c, iname, iargs, pname, pargs)                                       \
-	((c)->persistent ? coll_track_init(PMPI_##pname##_init_c pargs, (c)->request) \
-	                 : coll_track(PMPI_##iname##_c iargs, (c)->request))
 
 static int ibcast_c_at(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                        MPI_Comm comm, const struct call *c)
@@ -2041,12 +2061,8 @@ PMPI_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count c
                                  MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(count))
-		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
-		                     ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IALLREDUCE, Iallreduce, REPORT_IALLREDUCE, count, datatype,
-	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
+	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm,
+	                     ICALL(request, REPORT_SITE()));
 }
 
 PMPI_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -2090,12 +2106,8 @@ PMPI_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count coun
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(count))
-		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
-		                  ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IEXSCAN, Iexscan, REPORT_IEXSCAN, count, datatype,
-	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
+	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm,
+	                  ICALL(request, REPORT_SITE()));
 }
 
 PMPI_EXPORT int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -2174,12 +2186,8 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
                               MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(count))
-		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm,
-		                  ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_IREDUCE, Ireduce, REPORT_IREDUCE, count, datatype,
-	                    (sendbuf, recvbuf, count, datatype, op, root, comm, request));
+	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm,
+	                  ICALL(request, REPORT_SITE()));
 }
 
 /*
@@ -2257,12 +2265,7 @@ PMPI_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	const void *site = REPORT_SITE();
-	if (fits(count))
-		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
-		                ICALL(request, site));
-	return LARGE_ON_MPI(PMPI_COLL_ISCAN, Iscan, REPORT_ISCAN, count, datatype,
-	                    (sendbuf, recvbuf, count, datatype, op, comm, request));
+	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, ICALL(request, REPORT_SITE()));
 }
 
 PMPI_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -2319,13 +2322,7 @@ PMPI_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
                                      MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	if (fits(count))
-		return iallreduce_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
-		                     PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IALLREDUCE, REPORT_IALLREDUCE, count, datatype,
-	               "MPI_Allreduce_init_c",
-	               PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
-	                                     request));
+	return iallreduce_at(sendbuf, recvbuf, count, datatype, op, comm, PCALL(request, info));
 }
 
 PMPI_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -2351,12 +2348,7 @@ PMPI_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count 
                                   MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	if (fits(count))
-		return iexscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
-		                  PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IEXSCAN, REPORT_IEXSCAN, count, datatype, "MPI_Exscan_init_c",
-	               PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
-	                                  request));
+	return iexscan_at(sendbuf, recvbuf, count, datatype, op, comm, PCALL(request, info));
 }
 
 PMPI_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -2380,12 +2372,7 @@ PMPI_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count 
                                   MPI_Info info, MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	if (fits(count))
-		return ireduce_at(sendbuf, recvbuf, (int)count, datatype, op, root, comm,
-		                  PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_IREDUCE, REPORT_IREDUCE, count, datatype, "MPI_Reduce_init_c",
-	               PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info,
-	                                  request));
+	return ireduce_at(sendbuf, recvbuf, count, datatype, op, root, comm, PCALL(request, info));
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
@@ -2438,12 +2425,7 @@ PMPI_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count co
                                 MPI_Request *request)
 {
 	PMPI_APP_SCOPE();
-	if (fits(count))
-		return iscan_at(sendbuf, recvbuf, (int)count, datatype, op, comm,
-		                PCALL(request, info));
-	PCOLL_C_NATIVE(PMPI_COLL_ISCAN, REPORT_ISCAN, count, datatype, "MPI_Scan_init_c",
-	               PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info,
-	                                request));
+	return iscan_at(sendbuf, recvbuf, count, datatype, op, comm, PCALL(request, info));
 }
 
 PMPI_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The large-count collectives but the reductions (MPI-4's _c forms:
- * MPI_Count counts, MPI_Aint displacements) under PIANO_COLL=graph
- * (docs/mpi.md, "Large-count calls"):
+ * The large-count collectives (MPI-4's _c forms: MPI_Count counts, MPI_Aint
+ * displacements) under PIANO_COLL=graph (docs/mpi.md, "Large-count calls"):
  *   - rank 0 calls the _c forms while the others call the int forms (one
  *     operation to the MPI): MPI_Iallgatherv, MPI_Ialltoallv (and in
  *     place), MPI_Ialltoallw, MPI_Igatherv, MPI_Iscatterv, and the
@@ -14,12 +13,16 @@
  *     MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ineighbor_allgather,
  *     MPI_Ineighbor_alltoall and their persistent inits;
  *   - the neighbourhood `v` and `w` forms, non-blocking and persistent;
+ *   - under PIANO_COLL=graph, the reductions (every rank alike) with 7 and
+ *     past INT_MAX elements of an empty datatype and an operation that
+ *     counts what it is handed;
  *   - the ctest entry asks PIANO_STATS that every rank ran them as graphs;
  *   - a displacement past INT_MAX bytes on every rank (an allgatherv into
  *     2 GiB and a little of memory mapped without reserving it);
  *   - with the argument `big`, a block of 2^31 + 8 bytes (a gatherv whose
  *     last rank sends it to rank 0, then keeps it as the root: about 4 GiB
- *     of memory on the node each);
+ *     of memory on the node each), and an all-reduce and a reduce of as
+ *     many bytes;
  *   - with `bigpairs`, a broadcast of as many bytes, rank 0 calling
  *     MPI_Ibcast_c, the others MPI_Ibcast with pairs of bytes (2 GiB on
  *     each rank).
@@ -30,6 +33,7 @@
 #include "mpitest.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -361,6 +365,95 @@ static void scalar_forms(bool pers)
 	MPI_Comm_free(&ring);
 }
 
+/* Elements the counting operation was handed on this rank, by any thread
+ * (a graph's reductions may run on piano's). */
+static _Atomic long long counted;
+
+static void count_elements(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	(void)in;
+	(void)inout;
+	(void)type;
+	atomic_fetch_add(&counted, *len);
+}
+
+/* The elements every rank's operation was handed since the last call. */
+static long long counted_everywhere(void)
+{
+	long long mine = atomic_exchange(&counted, 0), all = 0;
+	CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+	return all;
+}
+
+/*
+ * Reductions of 7 elements and past INT_MAX elements of the empty datatype
+ * (count and datatype alike on every rank, as MPI requires of a
+ * reduction): MPI_Iallreduce_c, MPI_Ireduce_c to the last rank,
+ * MPI_Iscan_c and MPI_Iexscan_c, or their persistent inits started twice,
+ * with a user-defined operation that counts the elements it is handed.
+ * Every element of size ranks' vectors must have been combined size - 1
+ * times at least (size - 2 for the exclusive scan): a graph that left out
+ * a run of the vector falls short. Under PIANO_COLL=graph only: MPICH
+ * 4.0.2's own reductions past INT_MAX with an operation of int lengths
+ * abort (an assertion, count <= INT_MAX, in its MPI_Reduce_local).
+ */
+static void reductions_past(bool pers)
+{
+	static MPI_Datatype empty = MPI_DATATYPE_NULL;
+	if (empty == MPI_DATATYPE_NULL) {
+		CHECK_MPI(MPI_Type_contiguous(0, MPI_INT, &empty));
+		CHECK_MPI(MPI_Type_commit(&empty));
+	}
+	MPI_Op op;
+	CHECK_MPI(MPI_Op_create(count_elements, 1, &op));
+	MPI_Comm w = MPI_COMM_WORLD;
+	MPI_Info i = MPI_INFO_NULL;
+	MPI_Datatype t = empty;
+	int in[1] = { 0 }, out[1] = { 0 };
+	enum { N = 4 };
+	const MPI_Count counts[] = { 7, past };
+	for (int c = 0; c < 2; c++) {
+		MPI_Count n = counts[c];
+		MPI_Request q[N];
+		if (pers) {
+			CHECK_MPI(MPI_Allreduce_init_c(in, out, n, t, op, w, i, &q[0]));
+			CHECK_MPI(MPI_Reduce_init_c(in, out, n, t, op, size - 1, w, i, &q[1]));
+			CHECK_MPI(MPI_Scan_init_c(in, out, n, t, op, w, i, &q[2]));
+			CHECK_MPI(MPI_Exscan_init_c(in, out, n, t, op, w, i, &q[3]));
+		}
+		counted_everywhere();
+		for (int run = 0; run < (pers ? 2 : 1); run++)
+			for (int k = 0; k < N; k++) {
+				if (pers)
+					CHECK_MPI(MPI_Start(&q[k]));
+				else if (k == 0)
+					CHECK_MPI(MPI_Iallreduce_c(in, out, n, t, op, w, &q[k]));
+				else if (k == 1)
+					CHECK_MPI(MPI_Ireduce_c(in, out, n, t, op, size - 1, w,
+					                        &q[k]));
+				else if (k == 2)
+					CHECK_MPI(MPI_Iscan_c(in, out, n, t, op, w, &q[k]));
+				else
+					CHECK_MPI(MPI_Iexscan_c(in, out, n, t, op, w, &q[k]));
+				wait1(&q[k]);
+				long long all = counted_everywhere(),
+				          want = n * (size - 1 - (k == 3));
+				if (all < want) {
+					fprintf(stderr,
+					        "reduction %d of %lld elements: %lld combined, "
+					        "want %lld "
+					        "at least\n",
+					        k, (long long)n, all, want);
+					CHECK(0);
+				}
+				CHECK(in[0] == 0 && out[0] == 0);
+			}
+		for (int k = 0; pers && k < N; k++)
+			CHECK_MPI(MPI_Request_free(&q[k]));
+	}
+	MPI_Op_free(&op);
+}
+
 /* On a line of the ranks (not periodic: on a periodic ring of 2, where a
  * rank's two neighbours are one, MPICH 4.0.2's own alltoallv swaps the
  * blocks, docs/coll.md): block 0 goes to (and comes from) the -1
@@ -558,6 +651,62 @@ static void big_block(int root)
 	free(displs);
 }
 
+/* Whether byte k of a reduction's result is right (the all-reduce: the
+ * ranks' patterns XORed; the reduce of that result from every rank: size
+ * times it, modulo 256). */
+static unsigned char xor_of(size_t k)
+{
+	unsigned char x = 0;
+	for (int j = 0; j < size; j++)
+		x ^= pattern(j, k);
+	return x;
+}
+
+static void check_reduced(const unsigned char *b, size_t k, int times)
+{
+	unsigned char want = (unsigned char)(times * xor_of(k));
+	if (b[k] != want) {
+		fprintf(stderr, "byte %zu of the reduction: %u, want %u\n", k, b[k], want);
+		CHECK(0);
+	}
+}
+
+/* Both ends, a stride through the middle, and every byte within 64 KiB of
+ * the middle, where a graph of two runs cuts the vector. */
+static void check_reduction(const unsigned char *b, MPI_Count n, int times)
+{
+	size_t mid = (size_t)n / 2;
+	for (size_t k = 0; k < (size_t)n; k += k < 64 ? 1 : 4093)
+		check_reduced(b, k, times);
+	for (size_t k = mid - 65536; k < mid + 65536; k++)
+		check_reduced(b, k, times);
+	check_reduced(b, (size_t)n - 1, times);
+}
+
+/* An all-reduce in place (MPI_BXOR) of 2^31 + 8 bytes, then a reduce
+ * (MPI_SUM) of its result to the last rank: past INT_MAX elements, a graph
+ * of two runs (about 4 GiB on each rank at the last). */
+static void big_reduce(void)
+{
+	const MPI_Count big = ((MPI_Count)1 << 31) + 8;
+	unsigned char *a = map((size_t)big), *r = rank == size - 1 ? map((size_t)big) : NULL;
+	for (size_t k = 0; k < (size_t)big; k++)
+		a[k] = pattern(rank, k);
+	MPI_Request q;
+	CHECK_MPI(MPI_Iallreduce_c(MPI_IN_PLACE, a, big, MPI_UNSIGNED_CHAR, MPI_BXOR,
+	                           MPI_COMM_WORLD, &q));
+	wait1(&q);
+	check_reduction(a, big, 1);
+	CHECK_MPI(
+	        MPI_Ireduce_c(a, r, big, MPI_UNSIGNED_CHAR, MPI_SUM, size - 1, MPI_COMM_WORLD, &q));
+	wait1(&q);
+	if (r)
+		check_reduction(r, big, size);
+	munmap(a, (size_t)big);
+	if (r)
+		munmap(r, (size_t)big);
+}
+
 int main(int argc, char **argv)
 {
 	int provided;
@@ -574,14 +723,18 @@ int main(int argc, char **argv)
 	alltoallv(true, true);
 	alltoallv_in_place();
 	far_displacement();
+	const char *coll = getenv("PIANO_COLL");
 	for (int pers = 0; pers < 2; pers++) {
 		scalar_forms(pers);
+		if (coll && !strcmp(coll, "graph"))
+			reductions_past(pers);
 		for (int form = 0; form < 3; form++)
 			neighbor_forms(pers, form);
 	}
 	if (argc > 1 && !strcmp(argv[1], "big")) {
 		big_block(0);
 		big_block(size - 1);
+		big_reduce();
 	}
 	if (argc > 1 && !strcmp(argv[1], "bigpairs"))
 		big_bcast();
