@@ -150,7 +150,7 @@ static inline long coll_op_segment(const struct coll_op *op, long segment)
 	return op->one_node && coll_node_segment > 0 ? coll_node_segment : segment;
 }
 /* Memory for the operation's lifetime (not zeroed), NULL when out of
- * memory; up to four blocks per operation. */
+ * memory. */
 void *coll_op_scratch(struct coll_op *op, size_t bytes);
 int coll_op_start(struct coll_op *op, MPI_Request *request);
 /* Destroys an operation that is not running. */
