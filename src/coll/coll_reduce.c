@@ -26,8 +26,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/* count elements of a datatype in scratch memory: span bytes, from the
+ * lowest byte any element touches to past the highest; element 0 at
+ * scratch + shift (element k at + k * extent, downwards for a negative
+ * extent). */
 struct layout {
-	MPI_Aint extent, span, shift; /* span: bytes of count elements; shift: -true_lb */
+	MPI_Aint extent, span, shift;
 };
 
 static struct layout layout_of(MPI_Datatype type, int count)
@@ -36,12 +40,14 @@ static struct layout layout_of(MPI_Datatype type, int count)
 	MPI_Aint lb, tlb, text;
 	PMPI_Type_get_extent(type, &lb, &l.extent);
 	PMPI_Type_get_true_extent(type, &tlb, &text);
-	l.span = count > 0 ? text + (MPI_Aint)(count - 1) * l.extent : 0;
+	MPI_Aint last = count > 0 ? (MPI_Aint)(count - 1) * l.extent : 0;
+	MPI_Aint lo = tlb + (last < 0 ? last : 0), hi = tlb + text + (last > 0 ? last : 0);
+	l.span = count > 0 ? hi - lo : 0;
+	l.shift = -lo;
 	/* Elements of no bytes (an empty derived type) still get a scratch
 	 * slot each: MPI_Reduce_local refuses one buffer as both operands. */
 	if (count > 0 && l.span < 1)
 		l.span = 1;
-	l.shift = -tlb;
 	return l;
 }
 

@@ -23,7 +23,9 @@
  *   - an in-place all-to-all of more elements than an int counts;
  *   - a broadcast whose ranks pass different datatypes of one signature;
  *   - a broadcast of a named type with gaps (MPI_DOUBLE_INT), repeated and
- *     persistent.
+ *     persistent;
+ *   - under PIANO_COLL=graph, the reductions of a datatype of negative
+ *     extent (both MPIs' own crash on it).
  * Any number of ranks; argument "light": the per-collective checks on
  * MPI_COMM_WORLD only. Prints "coll graph: all checks passed" on rank 0.
  */
@@ -506,6 +508,85 @@ static bool alltoall_graphs(void)
 	return v && (!strcmp(v, "graph") || (!strncmp(v, "graph:", 6) && strstr(v, "ialltoall")));
 }
 
+/* Whether piano runs the reductions as graphs (PIANO_COLL=graph). */
+static bool reduction_graphs(void)
+{
+	const char *v = getenv("PIANO_COLL");
+	return v && !strcmp(v, "graph");
+}
+
+/* A sum over elements of a datatype of negative extent (one int each,
+ * element k an int below element k - 1). */
+static void down_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	MPI_Aint lb, ext;
+	MPI_Type_get_extent(*type, &lb, &ext);
+	for (int i = 0; i < *len; i++)
+		*(int *)((char *)inout + i * ext) += *(const int *)((const char *)in + i * ext);
+}
+
+/*
+ * Iallreduce, Ireduce, Iscan and Iexscan of 5,000 elements (several
+ * segments) of MPI_INT resized to an extent of -4 bytes: element k lies k
+ * ints below the buffer's address. The graphs' scratch must hold the
+ * elements below their first; results are computed here, since both MPIs'
+ * own reductions crash on such a datatype (only where piano runs the
+ * reductions as graphs).
+ */
+static void check_reductions_down(MPI_Comm comm, int *iter)
+{
+	enum { N = 5000, PAD = 8 };
+	int rank, size;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	MPI_Datatype down;
+	CHECK_MPI(MPI_Type_create_resized(MPI_INT, 0, -(MPI_Aint)sizeof(int), &down));
+	CHECK_MPI(MPI_Type_commit(&down));
+	MPI_Op op;
+	CHECK_MPI(MPI_Op_create(down_sum, 1, &op));
+	int *s = malloc(sizeof(int) * (N + 2 * PAD)), *r = malloc(sizeof(int) * (N + 2 * PAD));
+	CHECK(s && r);
+	/* Element k at index N + PAD - 1 - k: indices PAD .. N + PAD - 1. */
+	const int top = N + PAD - 1;
+	for (int kind = 0; kind < 4; kind++) {
+		for (int i = 0; i < N + 2 * PAD; i++) {
+			s[i] = 1000 * rank + i;
+			r[i] = -7;
+		}
+		int root = size - 1;
+		MPI_Request req;
+		if (kind == 0)
+			CHECK_MPI(MPI_Iallreduce(&s[top], &r[top], N, down, op, comm, &req));
+		else if (kind == 1)
+			CHECK_MPI(MPI_Ireduce(&s[top], &r[top], N, down, op, root, comm, &req));
+		else if (kind == 2)
+			CHECK_MPI(MPI_Iscan(&s[top], &r[top], N, down, op, comm, &req));
+		else
+			CHECK_MPI(MPI_Iexscan(&s[top], &r[top], N, down, op, comm, &req));
+		complete(&req, (enum how)((*iter)++ % NHOW), comm);
+		/* Ranks whose result is defined, and how many ranks it sums. */
+		int from = kind == 3 ? rank : kind == 2 ? rank + 1 : size;
+		bool defined = (kind != 1 || rank == root) && (kind != 3 || rank > 0);
+		for (int i = 0; i < N + 2 * PAD; i++) {
+			bool inside = i >= PAD && i <= top;
+			int want = -7;
+			if (inside && defined)
+				want = from * i + 1000 * from * (from - 1) / 2;
+			if (r[i] != want && (defined || kind == 1)) {
+				fprintf(stderr,
+				        "reduction %d of a negative extent, rank %d: [%d] %d, want "
+				        "%d\n",
+				        kind, rank, i, r[i], want);
+				exit(1);
+			}
+		}
+	}
+	free(s);
+	free(r);
+	MPI_Op_free(&op);
+	MPI_Type_free(&down);
+}
+
 /* Ialltoallv, Iallgatherv, Igatherv, Iscatterv with blocks of varied sizes
  * (zero included) and gaps, in place where MPI allows it, every root. */
 static void check_vexchanges(MPI_Comm comm, int *iter)
@@ -749,6 +830,8 @@ int main(int argc, char **argv)
 		check_bcast_pairs(comms[c]);
 		check_reductions(comms[c], vec3, vop, pair, aff, &iter);
 		check_scans(comms[c], vec3, vop, pair, aff, &iter);
+		if (reduction_graphs())
+			check_reductions_down(comms[c], &iter);
 		check_exchanges(comms[c], vec3, &iter);
 		check_vexchanges(comms[c], &iter);
 		check_wexchange(comms[c], vec3, &iter);

@@ -392,8 +392,10 @@ static long long counted_everywhere(void)
  * MPI_Iscan_c and MPI_Iexscan_c, or their persistent inits started twice,
  * with a user-defined operation that counts the elements it is handed.
  * Every element of size ranks' vectors must have been combined size - 1
- * times at least (size - 2 for the exclusive scan): a graph that left out
- * a run of the vector falls short. Under PIANO_COLL=graph only: MPICH
+ * times at least (size - 2 for the exclusive scan; size times by the
+ * allreduce's recursive doubling on a power of two of ranks): a graph that
+ * left out a run of the vector falls short (not seen by the exclusive scan
+ * on 2 ranks, which combines nothing). Under PIANO_COLL=graph only: MPICH
  * 4.0.2's own reductions past INT_MAX with an operation of int lengths
  * abort (an assertion, count <= INT_MAX, in its MPI_Reduce_local).
  */
@@ -436,8 +438,11 @@ static void reductions_past(bool pers)
 				else
 					CHECK_MPI(MPI_Iexscan_c(in, out, n, t, op, w, &q[k]));
 				wait1(&q[k]);
+				/* An allreduce on a power of two of ranks doubles: every
+				 * rank combines every element at each step. */
+				bool doubles = k == 0 && (size & (size - 1)) == 0;
 				long long all = counted_everywhere(),
-				          want = n * (size - 1 - (k == 3));
+				          want = doubles ? n * size : n * (size - 1 - (k == 3));
 				if (all < want) {
 					fprintf(stderr,
 					        "reduction %d of %lld elements: %lld combined, "
@@ -683,9 +688,10 @@ static void check_reduction(const unsigned char *b, MPI_Count n, int times)
 	check_reduced(b, (size_t)n - 1, times);
 }
 
-/* An all-reduce in place (MPI_BXOR) of 2^31 + 8 bytes, then a reduce
- * (MPI_SUM) of its result to the last rank: past INT_MAX elements, a graph
- * of two runs (about 4 GiB on each rank at the last). */
+/* An all-reduce in place (MPI_BXOR) of 2^31 + 8 bytes, a reduce (MPI_SUM)
+ * of its result to the last rank, then an inclusive scan (MPI_SUM) of it in
+ * place: past INT_MAX elements, graphs of two runs (about 4 GiB on each
+ * rank at the most). */
 static void big_reduce(void)
 {
 	const MPI_Count big = ((MPI_Count)1 << 31) + 8;
@@ -702,6 +708,10 @@ static void big_reduce(void)
 	wait1(&q);
 	if (r)
 		check_reduction(r, big, size);
+	CHECK_MPI(
+	        MPI_Iscan_c(MPI_IN_PLACE, a, big, MPI_UNSIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD, &q));
+	wait1(&q);
+	check_reduction(a, big, rank + 1);
 	munmap(a, (size_t)big);
 	if (r)
 		munmap(r, (size_t)big);
