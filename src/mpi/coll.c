@@ -189,12 +189,32 @@ static bool graph_chosen(MPI_Comm comm, int root)
 		else                                                \
 			(b).type = GRAPH_TYPE(c, (b).type);         \
 	} while (0)
-#define GRAPH_END(c, rc)                                                                         \
+#define GRAPH_END(c, comm, rc)                                                                   \
 	do {                                                                                     \
 		(rc) = coll_persist_end(&pers, (rc), (c)->request);                              \
 		if ((rc) == COLL_ENOTAGS)                                                        \
 			atomic_fetch_sub_explicit(&pmpi_g.graph_colls, 1, memory_order_relaxed); \
+		else if ((rc) != MPI_SUCCESS)                                                    \
+			(rc) = graph_failed((comm), (rc), (c));                                  \
 	} while (0)
+
+/*
+ * A graph that failed in the call itself (memory for its nodes or scratch,
+ * an MPI call while it was built): reported as the MPI reports an error,
+ * through the communicator's error handler (MPI_ERRORS_ARE_FATAL unless
+ * the application chose another: the job ends there with the MPI's
+ * message, as it would natively), then returned, the request null. The
+ * graph sent nothing, and every rank fails alike where the cause is the
+ * arguments (which MPI requires to match).
+ */
+static int graph_failed(MPI_Comm comm, int rc, const struct call *c)
+{
+	if (rc < 0)
+		rc = MPI_ERR_INTERN; /* not an MPI code: no handler would know it */
+	*c->request = MPI_REQUEST_NULL;
+	PMPI_Comm_call_errhandler(comm, rc);
+	return rc;
+}
 
 /* A buffer's description the MPI would accept. */
 static bool ok(MPI_Count count, MPI_Datatype type)
@@ -253,7 +273,7 @@ static int iallgather_at(const void *sendbuf, int sendcount, MPI_Datatype sendty
 		                         GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype),
 		                         uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
 		                         c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLGATHER, recvcount, recvtype, rc, c);
 	}
@@ -294,7 +314,7 @@ static int iallgatherv_graph(const void *sendbuf, int sendcount, MPI_Datatype se
 	int rc = coll_iallgather(sendbuf, sendcount,
 	                         GRAPH_TYPE_IF(c, sendbuf != MPI_IN_PLACE, sendtype), recv, comm,
 	                         c->request);
-	GRAPH_END(c, rc);
+	GRAPH_END(c, comm, rc);
 	if (rc == COLL_ENOTAGS)
 		return COLL_NOT_TAKEN;
 	return coll_report(REPORT_IALLGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
@@ -338,7 +358,7 @@ static int iallreduce_at(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 		GRAPH_BEGIN(c);
 		int rc = coll_iallreduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                         GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLREDUCE, count, datatype, rc, c);
 	}
@@ -369,7 +389,7 @@ static int ialltoall_at(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 		                                              sendtype)),
 		                        uniform(recvbuf, recvcount, GRAPH_TYPE(c, recvtype)), comm,
 		                        c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IALLTOALL, recvcount, recvtype, rc, c);
 	}
@@ -412,7 +432,7 @@ static int ialltoall_blocks_graph(int kind, struct coll_blocks send, struct coll
 		GRAPH_BLOCKS(c, send, size);
 	GRAPH_BLOCKS(c, recv, size);
 	int rc = coll_ialltoall(send, recv, comm, c->request);
-	GRAPH_END(c, rc);
+	GRAPH_END(c, comm, rc);
 	if (rc == COLL_ENOTAGS)
 		return COLL_NOT_TAKEN;
 	return coll_report(kind, -1, MPI_DATATYPE_NULL, rc, c);
@@ -509,7 +529,7 @@ static int ibarrier_at(MPI_Comm comm, const struct call *c)
 	if (USE_GRAPH(PMPI_COLL_IBARRIER, comm, 0, true)) {
 		GRAPH_BEGIN(c);
 		int rc = coll_ibarrier(comm, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IBARRIER, 0, MPI_BYTE, rc, c);
 	}
@@ -533,7 +553,7 @@ static int ibcast_at(void *buffer, int count, MPI_Datatype datatype, int root, M
 		GRAPH_BEGIN(c);
 		int rc = coll_ibcast(buffer, count, GRAPH_TYPE(c, datatype), root, comm,
 		                     pmpi_g.coll_segment, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IBCAST, count, datatype, rc, c);
 	}
@@ -561,7 +581,7 @@ static int iexscan_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 		GRAPH_BEGIN(c);
 		int rc = coll_iexscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                      GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IEXSCAN, count, datatype, rc, c);
 	}
@@ -617,7 +637,7 @@ static int igather_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE,
 		                                    sendtype),
 		                      recv, root, comm, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IGATHER, count, type, rc, c);
 	}
@@ -659,7 +679,7 @@ static int igatherv_graph(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	int rc = coll_igather(sendbuf, sendcount,
 	                      GRAPH_TYPE_IF(c, !at_root || sendbuf != MPI_IN_PLACE, sendtype), recv,
 	                      root, comm, c->request);
-	GRAPH_END(c, rc);
+	GRAPH_END(c, comm, rc);
 	if (rc == COLL_ENOTAGS)
 		return COLL_NOT_TAKEN;
 	return coll_report(REPORT_IGATHERV, -1, MPI_DATATYPE_NULL, rc, c);
@@ -737,7 +757,7 @@ static int neighbor_graph(bool alltoall, struct coll_blocks send, struct coll_bl
 	else
 		recv.type = GRAPH_TYPE(c, recv.type);
 	int rc = coll_ineighbor(alltoall, send, recv, comm, c->request);
-	GRAPH_END(c, rc);
+	GRAPH_END(c, comm, rc);
 	return rc;
 }
 
@@ -934,7 +954,7 @@ static int ireduce_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 		GRAPH_BEGIN(c);
 		int rc = coll_ireduce(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                      GRAPH_OP(c, op), root, comm, pmpi_g.coll_segment, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE, count, datatype, rc, c);
 	}
@@ -1011,7 +1031,7 @@ static int ireduce_scatter_graph(const void *sendbuf, void *recvbuf, const int r
 		int rc = coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, GRAPH_TYPE(c, datatype),
 		                              GRAPH_OP(c, op), comm, pmpi_g.coll_segment,
 		                              c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL, rc, c);
 	}
@@ -1058,7 +1078,7 @@ static int ireduce_scatter_block_at(const void *sendbuf, void *recvbuf, int recv
 		int rc = coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
 		                                    GRAPH_TYPE(c, datatype), GRAPH_OP(c, op), comm,
 		                                    pmpi_g.coll_segment, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_IREDUCE_SCATTER_BLOCK, recvcount, datatype, rc,
 			                   c);
@@ -1092,7 +1112,7 @@ static int iscan_at(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 		GRAPH_BEGIN(c);
 		int rc = coll_iscan(sendbuf, recvbuf, count, GRAPH_TYPE(c, datatype),
 		                    GRAPH_OP(c, op), comm, pmpi_g.coll_segment, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_ISCAN, count, datatype, rc, c);
 	}
@@ -1127,7 +1147,7 @@ static int iscatter_at(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 		                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE,
 		                                     recvtype),
 		                       root, comm, c->request);
-		GRAPH_END(c, rc);
+		GRAPH_END(c, comm, rc);
 		if (rc != COLL_ENOTAGS)
 			return coll_report(REPORT_ISCATTER, count, type, rc, c);
 	}
@@ -1169,7 +1189,7 @@ static int iscatterv_graph(struct coll_blocks send, void *recvbuf, int recvcount
 	int rc = coll_iscatter(send, recvbuf, recvcount,
 	                       GRAPH_TYPE_IF(c, !at_root || recvbuf != MPI_IN_PLACE, recvtype),
 	                       root, comm, c->request);
-	GRAPH_END(c, rc);
+	GRAPH_END(c, comm, rc);
 	if (rc == COLL_ENOTAGS)
 		return COLL_NOT_TAKEN;
 	return coll_report(REPORT_ISCATTERV, -1, MPI_DATATYPE_NULL, rc, c);
