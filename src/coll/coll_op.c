@@ -406,10 +406,15 @@ int coll_op_start(struct coll_op *op, MPI_Request *request)
 	*request = op->req;
 	rc = coll_mpi_error(piano_graph_start(op->g));
 	if (rc != MPI_SUCCESS) {
-		/* Not started: complete the request with the error? It is the
-		 * application's now; the graph never ran, so end it here. */
+		/* Not started: the call fails (its error handler, and a null
+		 * request: the MPI layer's GRAPH_END), so the request is freed
+		 * here, which ends the operation (op_free() finds it by op->req:
+		 * a copy is freed, and op is not touched afterwards). */
 		op->g->ended_fn = NULL;
-		PMPI_Grequest_complete(op->req);
+		MPI_Request r = op->req;
+		PMPI_Grequest_complete(r);
+		PMPI_Request_free(&r);
+		*request = MPI_REQUEST_NULL;
 	}
 	return rc;
 }

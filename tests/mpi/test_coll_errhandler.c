@@ -18,6 +18,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#ifndef MAP_FIXED_NOREPLACE /* glibc before 2.28; kernels before 4.17 take it as a hint */
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
 static int handled, handled_code;
 
 static void count_error(MPI_Comm *comm, int *code, ...)

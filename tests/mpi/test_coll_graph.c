@@ -526,64 +526,91 @@ static void down_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 }
 
 /*
- * Iallreduce, Ireduce, Iscan and Iexscan of 5,000 elements (several
- * segments) of MPI_INT resized to an extent of -4 bytes: element k lies k
- * ints below the buffer's address. The graphs' scratch must hold the
+ * Iallreduce, Ireduce, Iscan, Iexscan and Ireduce_scatter_block of 3,000
+ * and 5,000 elements (several segments; below and above the 16 KiB from
+ * which a commutative allreduce goes by reduce-scatter) of MPI_INT resized
+ * to an extent of -4 bytes: element k lies k ints below the buffer's
+ * address. The operation is a sum, declared commutative and not (the
+ * allreduce's doubling, tree and reduce-scatter, the reduce-scatter's
+ * halving and pairwise exchange). The graphs' scratch must hold the
  * elements below their first; results are computed here, since both MPIs'
  * own reductions crash on such a datatype (only where piano runs the
  * reductions as graphs).
  */
 static void check_reductions_down(MPI_Comm comm, int *iter)
 {
-	enum { N = 5000, PAD = 8 };
+	enum { NMAX = 5000, PAD = 8 };
 	int rank, size;
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &size);
 	MPI_Datatype down;
 	CHECK_MPI(MPI_Type_create_resized(MPI_INT, 0, -(MPI_Aint)sizeof(int), &down));
 	CHECK_MPI(MPI_Type_commit(&down));
-	MPI_Op op;
-	CHECK_MPI(MPI_Op_create(down_sum, 1, &op));
-	int *s = malloc(sizeof(int) * (N + 2 * PAD)), *r = malloc(sizeof(int) * (N + 2 * PAD));
+	int *s = malloc(sizeof(int) * (NMAX + 2 * PAD)),
+	    *r = malloc(sizeof(int) * (NMAX + 2 * PAD));
 	CHECK(s && r);
-	/* Element k at index N + PAD - 1 - k: indices PAD .. N + PAD - 1. */
-	const int top = N + PAD - 1;
-	for (int kind = 0; kind < 4; kind++) {
-		for (int i = 0; i < N + 2 * PAD; i++) {
-			s[i] = 1000 * rank + i;
-			r[i] = -7;
-		}
-		int root = size - 1;
-		MPI_Request req;
-		if (kind == 0)
-			CHECK_MPI(MPI_Iallreduce(&s[top], &r[top], N, down, op, comm, &req));
-		else if (kind == 1)
-			CHECK_MPI(MPI_Ireduce(&s[top], &r[top], N, down, op, root, comm, &req));
-		else if (kind == 2)
-			CHECK_MPI(MPI_Iscan(&s[top], &r[top], N, down, op, comm, &req));
-		else
-			CHECK_MPI(MPI_Iexscan(&s[top], &r[top], N, down, op, comm, &req));
-		complete(&req, (enum how)((*iter)++ % NHOW), comm);
-		/* Ranks whose result is defined, and how many ranks it sums. */
-		int from = kind == 3 ? rank : kind == 2 ? rank + 1 : size;
-		bool defined = (kind != 1 || rank == root) && (kind != 3 || rank > 0);
-		for (int i = 0; i < N + 2 * PAD; i++) {
-			bool inside = i >= PAD && i <= top;
-			int want = -7;
-			if (inside && defined)
-				want = from * i + 1000 * from * (from - 1) / 2;
-			if (r[i] != want && (defined || kind == 1)) {
-				fprintf(stderr,
-				        "reduction %d of a negative extent, rank %d: [%d] %d, want "
-				        "%d\n",
-				        kind, rank, i, r[i], want);
-				exit(1);
+	static const int counts[] = { 3000, 5000 };
+	for (int commute = 0; commute < 2; commute++) {
+		MPI_Op op;
+		CHECK_MPI(MPI_Op_create(down_sum, commute, &op));
+		for (int c = 0; c < 2; c++)
+			for (int kind = 0; kind < 5; kind++) {
+				/* The reduce-scatter: a block of n / size elements each. */
+				int n = kind == 4 ? counts[c] / size * size : counts[c];
+				int rn = kind == 4 ? n / size : n;
+				/* Element k at index top - k: indices PAD .. top. */
+				const int top = n + PAD - 1, rtop = rn + PAD - 1;
+				for (int i = 0; i < NMAX + 2 * PAD; i++) {
+					s[i] = 1000 * rank + i;
+					r[i] = -7;
+				}
+				int root = size - 1;
+				MPI_Request req;
+				if (kind == 0)
+					CHECK_MPI(MPI_Iallreduce(&s[top], &r[top], n, down, op,
+					                         comm, &req));
+				else if (kind == 1)
+					CHECK_MPI(MPI_Ireduce(&s[top], &r[top], n, down, op, root,
+					                      comm, &req));
+				else if (kind == 2)
+					CHECK_MPI(MPI_Iscan(&s[top], &r[top], n, down, op, comm,
+					                    &req));
+				else if (kind == 3)
+					CHECK_MPI(MPI_Iexscan(&s[top], &r[top], n, down, op, comm,
+					                      &req));
+				else
+					CHECK_MPI(MPI_Ireduce_scatter_block(&s[top], &r[rtop], rn,
+					                                    down, op, comm, &req));
+				complete(&req, (enum how)((*iter)++ % NHOW), comm);
+				/* Ranks whose result is defined, and how many ranks it sums. */
+				int from = kind == 3 ? rank : kind == 2 ? rank + 1 : size;
+				bool defined = (kind != 1 || rank == root) &&
+				               (kind != 3 || rank > 0);
+				for (int i = 0; i < NMAX + 2 * PAD; i++) {
+					bool inside = i >= PAD && i <= rtop;
+					/* The send index of the element received at i: the
+					 * reduce-scatter's block of this rank. */
+					int k = rtop - i + (kind == 4 ? rank * rn : 0),
+					    si = top - k;
+					int want = -7;
+					if (inside && defined)
+						want = from * si + 1000 * from * (from - 1) / 2;
+					if (r[i] != want && (defined || kind == 1)) {
+						fprintf(stderr,
+						        "reduction %d (%d elements, %scommutative) "
+						        "of a "
+						        "negative extent, rank %d: [%d] %d, want "
+						        "%d\n",
+						        kind, n, commute ? "" : "non-", rank, i,
+						        r[i], want);
+						exit(1);
+					}
+				}
 			}
-		}
+		MPI_Op_free(&op);
 	}
 	free(s);
 	free(r);
-	MPI_Op_free(&op);
 	MPI_Type_free(&down);
 }
 
