@@ -1608,8 +1608,8 @@ static int iallgatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	int rc = wide_blocks(&w, size, recvbuf, recvcounts, displs, recvtype, NULL, &recv);
 	if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
 		rc = wide_one(&w, sendcount, sendtype, &scount, &stype);
-	if (rc == MPI_SUCCESS)
-		rc = iallgatherv_graph(sendbuf, scount, stype, recv, comm, c);
+	rc = rc == MPI_SUCCESS ? iallgatherv_graph(sendbuf, scount, stype, recv, comm, c)
+	                       : graph_failed(comm, rc, c);
 	wide_free(&w);
 	return rc;
 }
@@ -1639,8 +1639,8 @@ static int ialltoall_c_graph(int kind, const void *sendbuf, const MPI_Count send
 	if (rc == MPI_SUCCESS && (!w_form || recvtypes))
 		rc = wide_blocks(&wr, size, recvbuf, recvcounts, rdispls, recvtype, recvtypes,
 		                 &recv);
-	if (rc == MPI_SUCCESS)
-		rc = ialltoall_blocks_graph(kind, send, recv, comm, c);
+	rc = rc == MPI_SUCCESS ? ialltoall_blocks_graph(kind, send, recv, comm, c)
+	                       : graph_failed(comm, rc, c);
 	wide_free(&ws);
 	wide_free(&wr);
 	return rc;
@@ -1676,8 +1676,8 @@ static int igatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 	MPI_Datatype t;
 	int rc = wide_rooted(&w, size, is_root(comm, root), sendbuf == MPI_IN_PLACE, recvbuf,
 	                     recvcounts, displs, recvtype, sendcount, sendtype, &recv, &n, &t);
-	if (rc == MPI_SUCCESS)
-		rc = igatherv_graph(sendbuf, n, t, recv, root, comm, c);
+	rc = rc == MPI_SUCCESS ? igatherv_graph(sendbuf, n, t, recv, root, comm, c)
+	                       : graph_failed(comm, rc, c);
 	wide_free(&w);
 	return rc;
 }
@@ -1695,8 +1695,8 @@ static int iscatterv_c_graph(const void *sendbuf, const MPI_Count sendcounts[],
 	MPI_Datatype t;
 	int rc = wide_rooted(&w, size, is_root(comm, root), recvbuf == MPI_IN_PLACE, sendbuf,
 	                     sendcounts, displs, sendtype, recvcount, recvtype, &send, &n, &t);
-	if (rc == MPI_SUCCESS)
-		rc = iscatterv_graph(send, recvbuf, n, t, root, comm, c);
+	rc = rc == MPI_SUCCESS ? iscatterv_graph(send, recvbuf, n, t, root, comm, c)
+	                       : graph_failed(comm, rc, c);
 	wide_free(&w);
 	return rc;
 }
@@ -1736,6 +1736,8 @@ static int ineighbor_c_graph(bool alltoall, const void *sendbuf, MPI_Count sendc
 			             ? COLL_NOT_TAKEN
 			             : coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
 		}
+	} else {
+		rc = graph_failed(comm, rc, c);
 	}
 	wide_free(&ws);
 	wide_free(&wr);
@@ -1789,9 +1791,11 @@ static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_ar
 
 /* In a wrapper: returns what `call` (the int form's path, reading the
  * array `args` of struct wide_arg) returned where wide_args() let a graph
- * run the collective; otherwise goes on, to the MPI's own. The datatypes
- * made here are freed once `call` returned: the graph holds duplicates,
- * and the MPI's int form keeps what it needs of a freed one. */
+ * run the collective; otherwise goes on, to the MPI's own. A conversion
+ * that failed is raised as the graph's own failure would be (graph_failed(),
+ * on the wrapper's `c`). The datatypes made here are freed once `call`
+ * returned: the graph holds duplicates, and the MPI's int form keeps what
+ * it needs of a freed one. */
 #define WIDE_AT(bit, comm, args, call)                                       \
 	do {                                                                 \
 		struct wide wide_ = { 0 };                                   \
@@ -1799,6 +1803,8 @@ static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_ar
 		                     (int)(sizeof(args) / sizeof(*(args)))); \
 		if (wrc_ == MPI_SUCCESS)                                     \
 			wrc_ = (call);                                       \
+		else if (wrc_ != COLL_NOT_TAKEN)                             \
+			wrc_ = graph_failed((comm), wrc_, c);                \
 		wide_free(&wide_);                                           \
 		if (wrc_ != COLL_NOT_TAKEN)                                  \
 			return wrc_;                                         \
@@ -2247,7 +2253,7 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 	pmpi_ensure();
 	int *counts, rc = redscat_counts(comm, recvcounts, &counts);
 	if (rc != MPI_SUCCESS)
-		return rc;
+		return graph_failed(comm, rc, ICALL(request, site));
 	if (counts) {
 		rc = ireduce_scatter_graph(sendbuf, recvbuf, counts, datatype, op, comm,
 		                           ICALL(request, site));
@@ -2404,7 +2410,7 @@ PMPI_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
 	pmpi_ensure();
 	int *counts, rc = redscat_counts(comm, recvcounts, &counts);
 	if (rc != MPI_SUCCESS)
-		return rc;
+		return graph_failed(comm, rc, PCALL(request, info));
 	if (counts) {
 		rc = ireduce_scatter_graph(sendbuf, recvbuf, counts, datatype, op, comm,
 		                           PCALL(request, info));

@@ -220,6 +220,9 @@ static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *i
 {
 	char *c = pmpi_fortran_string(name, name_len);
 	if (!c) {
+		/* An open's errors go to MPI_FILE_NULL's handler (it returns
+		 * unless the application changed it), which the binding cannot
+		 * call portably. */
 		ierr_set(ierr, MPI_ERR_NO_MEM);
 		return;
 	}
@@ -245,6 +248,8 @@ static void f_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI
 {
 	char *c = pmpi_fortran_string(datarep, datarep_len);
 	if (!c) {
+		/* The file's handler, as the MPI's own MPI_File_set_view would. */
+		PMPI_File_call_errhandler(PMPI_File_f2c(*fh), MPI_ERR_NO_MEM);
 		ierr_set(ierr, MPI_ERR_NO_MEM);
 		return;
 	}

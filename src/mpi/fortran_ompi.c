@@ -111,6 +111,16 @@ static void ierr_set(MPI_Fint *ierr, int rc)
 		*ierr = rc;
 }
 
+/* The binding's own failure before the MPI call (memory for a conversion)
+ * is raised as the MPI raises its errors: through the error handler of the
+ * communicator the call names, or of MPI_COMM_WORLD for a call on requests
+ * (as Open MPI raises those), then returned. */
+static void comm_failed(MPI_Comm comm, int code, MPI_Fint *ierr)
+{
+	PMPI_Comm_call_errhandler(comm, code);
+	ierr_set(ierr, code);
+}
+
 static void *fbuf(void *b)
 {
 	if (b == (void *)&mpi_fortran_bottom_)
@@ -228,7 +238,7 @@ static void f_startall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *ierr)
 {
 	MPI_Request *c = reqs_in(reqs, (int)*n);
 	if (!c) {
-		*ierr = MPI_ERR_NO_MEM;
+		comm_failed(MPI_COMM_WORLD, MPI_ERR_NO_MEM, ierr);
 		return;
 	}
 	*ierr = MPI_Startall((int)*n, c);
@@ -297,7 +307,7 @@ static void completion(int kind, bool wait, MPI_Fint *n, MPI_Fint *reqs, MPI_Fin
 	int *ind = kind == SOME ? malloc((size_t)(cn > 0 ? cn : 1) * sizeof(int)) : NULL;
 	if (!c || (!st && kind == ANY) || (kind == SOME && !ind)) {
 		free(c), free(ind);
-		*ierr = MPI_ERR_NO_MEM;
+		comm_failed(MPI_COMM_WORLD, MPI_ERR_NO_MEM, ierr);
 		return;
 	}
 	if (kind == ALL)
@@ -369,6 +379,10 @@ static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *i
 {
 	char *c = pmpi_fortran_string(name, (size_t)name_len);
 	if (!c) {
+		/* An open's errors go to MPI_FILE_NULL's handler (it returns
+		 * unless the application changed it), which the binding cannot
+		 * call: Open MPI's MPI_File_call_errhandler refuses
+		 * MPI_FILE_NULL. */
 		*ierr = MPI_ERR_NO_MEM;
 		return;
 	}
@@ -384,6 +398,8 @@ static void f_file_set_view(MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI
 {
 	char *c = pmpi_fortran_string(datarep, (size_t)datarep_len);
 	if (!c) {
+		/* The file's handler, as the MPI's own MPI_File_set_view would. */
+		PMPI_File_call_errhandler(PMPI_File_f2c(*fh), MPI_ERR_NO_MEM);
 		*ierr = MPI_ERR_NO_MEM;
 		return;
 	}
@@ -444,15 +460,24 @@ static MPI_Datatype *types_f2c(const MPI_Fint *f, int n)
 }
 
 /* Whether the call ran as a graph (rc not COLL_NOT_TAKEN): its result and
- * request given to Fortran. */
+ * request given to Fortran. A graph that failed has raised the error
+ * itself (coll.c) and made the request null, which Fortran gets too. */
 static bool graph_made(int rc, MPI_Request r, MPI_Fint *req, MPI_Fint *ierr)
 {
 	if (rc == COLL_NOT_TAKEN)
 		return false;
-	if (rc == MPI_SUCCESS)
-		*req = PMPI_Request_c2f(r);
+	*req = PMPI_Request_c2f(r);
 	ierr_set(ierr, rc);
 	return true;
+}
+
+/* The C arrays of datatypes could not be had: the error raised on comm,
+ * the request null. Not the MPI's own exchange, which the other ranks may
+ * not be running. */
+static void types_failed(MPI_Comm comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+	*req = PMPI_Request_c2f(MPI_REQUEST_NULL);
+	comm_failed(comm, MPI_ERR_NO_MEM, ierr);
 }
 
 /*
@@ -482,17 +507,17 @@ static void f_mpix_alltoallw_init(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdisp
 		MPI_Datatype *rt = types_f2c(rtypes, size);
 		MPI_Request r = MPI_REQUEST_NULL;
 		MPI_Info ci = info ? PMPI_Info_f2c(*info) : MPI_INFO_NULL;
-		/* Out of memory: an error, not the MPI's own exchange, which the
-		 * other ranks may not be running. */
-		rc = MPI_ERR_NO_MEM;
-		if (rt && (st || sb == MPI_IN_PLACE))
+		bool have = rt && (st || sb == MPI_IN_PLACE);
+		if (have)
 			rc = pmpi_ialltoallw_graph(sb, (const int *)scounts, (const int *)sdispls,
 			                           st, rb, (const int *)rcounts,
 			                           (const int *)rdispls, rt, c, info ? &ci : NULL,
 			                           &r, REPORT_SITE());
 		free(st);
 		free(rt);
-		if (graph_made(rc, r, req, ierr))
+		if (!have)
+			types_failed(c, req, ierr);
+		if (!have || graph_made(rc, r, req, ierr))
 			return;
 	}
 	OMPI_COLLECTIVE(pmpi_ialltoallw_, PMPIX_Alltoallw_init_f, info, req, ierr, sbuf, scounts,
@@ -520,15 +545,18 @@ static void f_mpix_neighbor_alltoallw_init(void *sbuf, MPI_Fint *scounts, MPI_Ai
 		MPI_Datatype *st = types_f2c(stypes, nout), *rt = types_f2c(rtypes, nin);
 		MPI_Request r = MPI_REQUEST_NULL;
 		MPI_Info ci = info ? PMPI_Info_f2c(*info) : MPI_INFO_NULL;
-		int rc = MPI_ERR_NO_MEM; /* as in f_mpix_alltoallw_init() */
-		if (st && rt)
+		bool have = st && rt;
+		int rc = COLL_NOT_TAKEN;
+		if (have)
 			rc = pmpi_ineighbor_alltoallw_graph(fbuf(sbuf), (const int *)scounts,
 			                                    sdispls, st, fbuf(rbuf),
 			                                    (const int *)rcounts, rdispls, rt, c,
 			                                    info ? &ci : NULL, &r, REPORT_SITE());
 		free(st);
 		free(rt);
-		if (graph_made(rc, r, req, ierr))
+		if (!have)
+			types_failed(c, req, ierr);
+		if (!have || graph_made(rc, r, req, ierr))
 			return;
 	}
 	OMPI_COLLECTIVE(pmpi_ineighbor_alltoallw_, PMPIX_Neighbor_alltoallw_init_f, info, req, ierr,
