@@ -134,8 +134,13 @@ def wrapper(name, args):
     post = []
     if "msg" in args:
         post.append(f"*a{args.index('msg')} = PMPI_Message_c2f(m);")
+    # The request is written on an error too: a call that fails in piano's
+    # layer (a graph collective that could not be built) nulls it after
+    # raising the handler, and a Fortran caller that goes on must hold that
+    # null, not its variable's previous handle (r starts null).
+    always = []
     if "req" in args:
-        post.append(f"*a{args.index('req')} = PMPI_Request_c2f(r);")
+        always.append(f"*a{args.index('req')} = PMPI_Request_c2f(r);")
     if "comm_out" in args:
         post.append(f"*a{args.index('comm_out')} = PMPI_Comm_c2f(nc);")
     if "status" in args:
@@ -147,6 +152,7 @@ def wrapper(name, args):
         out.append("\tif (rc == MPI_SUCCESS) {")
         out += ["\t\t" + p for p in post]
         out.append("\t}")
+    out += ["\t" + a for a in always]
     out.append("\tierr_set(ierr, rc);")
     out.append("}")
     return out

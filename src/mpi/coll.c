@@ -1503,6 +1503,7 @@ struct wide {
 	MPI_Aint *displs;
 	MPI_Datatype *types, *made;
 	int nmade, cap;
+	bool raised; /* a datatype call of the MPI's failed: the MPI raised it */
 };
 
 static void wide_free(struct wide *w)
@@ -1536,10 +1537,13 @@ static int wide_one(struct wide *w, MPI_Count count, MPI_Datatype type, int *n, 
 	}
 	MPI_Datatype c;
 	int rc = PMPI_Type_contiguous_c(count, type, &c);
-	if (rc != MPI_SUCCESS)
+	if (rc != MPI_SUCCESS) {
+		w->raised = true;
 		return rc;
+	}
 	rc = PMPI_Type_commit(&c);
 	if (rc != MPI_SUCCESS) {
+		w->raised = true;
 		PMPI_Type_free(&c);
 		return rc;
 	}
@@ -1568,8 +1572,10 @@ static int wide_blocks(struct wide *w, int n, const void *base, const MPI_Count 
 	MPI_Aint lb = 0, ext = 1;
 	if (!types) {
 		int rc = PMPI_Type_get_extent(type, &lb, &ext);
-		if (rc != MPI_SUCCESS)
+		if (rc != MPI_SUCCESS) {
+			w->raised = true;
 			return rc;
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		int rc = wide_one(w, counts[i], types ? types[i] : type, &w->counts[i],
@@ -1584,13 +1590,32 @@ static int wide_blocks(struct wide *w, int n, const void *base, const MPI_Count 
 	return MPI_SUCCESS;
 }
 
+/*
+ * A conversion for the graph failed. piano's own failure (memory) is raised
+ * as the graph's would be (graph_failed()); a datatype call of the MPI's
+ * raised its error itself, where the MPI raises such errors, and a second
+ * handler on comm would report one failure twice: only the request is
+ * nulled there.
+ */
+static int conversion_failed(MPI_Comm comm, int rc, bool raised, const struct call *c)
+{
+	if (!raised)
+		return graph_failed(comm, rc, c);
+	*c->request = MPI_REQUEST_NULL;
+	return rc;
+}
+
 /* The number of blocks of a large-count call on comm (its size), or false
  * where no graph may run it: PIANO_COLL leaves the collective to the MPI,
- * or comm is null or an inter-communicator (its arrays have the remote
- * group's size). Every rank answers alike. */
+ * comm is null or an inter-communicator (its arrays have the remote group's
+ * size), or it has no shadow to run on (graph_chosen()). Asked before
+ * anything is converted, so that a conversion fails only where a graph was
+ * to run and the MPI's own call, which needs none, runs otherwise. Every
+ * rank answers alike. */
 static bool wide_size(unsigned bit, MPI_Comm comm, int *size)
 {
-	return graph_may(bit, comm) && PMPI_Comm_size(comm, size) == MPI_SUCCESS;
+	return graph_may(bit, comm) && PMPI_Comm_size(comm, size) == MPI_SUCCESS &&
+	       coll_shadow_allowed(comm, *size, pmpi_g.coll_auto);
 }
 
 /* The large-count `v` and `w` forms as graphs (COLL_NOT_TAKEN: the MPI's
@@ -1609,7 +1634,7 @@ static int iallgatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
 		rc = wide_one(&w, sendcount, sendtype, &scount, &stype);
 	rc = rc == MPI_SUCCESS ? iallgatherv_graph(sendbuf, scount, stype, recv, comm, c)
-	                       : graph_failed(comm, rc, c);
+	                       : conversion_failed(comm, rc, w.raised, c);
 	wide_free(&w);
 	return rc;
 }
@@ -1640,7 +1665,7 @@ static int ialltoall_c_graph(int kind, const void *sendbuf, const MPI_Count send
 		rc = wide_blocks(&wr, size, recvbuf, recvcounts, rdispls, recvtype, recvtypes,
 		                 &recv);
 	rc = rc == MPI_SUCCESS ? ialltoall_blocks_graph(kind, send, recv, comm, c)
-	                       : graph_failed(comm, rc, c);
+	                       : conversion_failed(comm, rc, ws.raised || wr.raised, c);
 	wide_free(&ws);
 	wide_free(&wr);
 	return rc;
@@ -1677,7 +1702,7 @@ static int igatherv_c_graph(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 	int rc = wide_rooted(&w, size, is_root(comm, root), sendbuf == MPI_IN_PLACE, recvbuf,
 	                     recvcounts, displs, recvtype, sendcount, sendtype, &recv, &n, &t);
 	rc = rc == MPI_SUCCESS ? igatherv_graph(sendbuf, n, t, recv, root, comm, c)
-	                       : graph_failed(comm, rc, c);
+	                       : conversion_failed(comm, rc, w.raised, c);
 	wide_free(&w);
 	return rc;
 }
@@ -1696,7 +1721,7 @@ static int iscatterv_c_graph(const void *sendbuf, const MPI_Count sendcounts[],
 	int rc = wide_rooted(&w, size, is_root(comm, root), recvbuf == MPI_IN_PLACE, sendbuf,
 	                     sendcounts, displs, sendtype, recvcount, recvtype, &send, &n, &t);
 	rc = rc == MPI_SUCCESS ? iscatterv_graph(send, recvbuf, n, t, root, comm, c)
-	                       : graph_failed(comm, rc, c);
+	                       : conversion_failed(comm, rc, w.raised, c);
 	wide_free(&w);
 	return rc;
 }
@@ -1713,9 +1738,9 @@ static int ineighbor_c_graph(bool alltoall, const void *sendbuf, MPI_Count sendc
                              const struct call *c)
 {
 	unsigned bit = alltoall ? PMPI_COLL_INEIGHBOR_ALLTOALL : PMPI_COLL_INEIGHBOR_ALLGATHER;
-	int nin = 0, nout = 0, n = 0;
+	int nin = 0, nout = 0, n = 0, size = 0;
 	/* Without a topology the MPI reports the error, as natively. */
-	if (!graph_may(bit, comm) || coll_neighbor_counts(comm, &nin, &nout) != MPI_SUCCESS)
+	if (!wide_size(bit, comm, &size) || coll_neighbor_counts(comm, &nin, &nout) != MPI_SUCCESS)
 		return COLL_NOT_TAKEN;
 	struct wide ws = { 0 }, wr = { 0 };
 	struct coll_blocks send = { .base = sendbuf, .type = MPI_DATATYPE_NULL }, recv;
@@ -1737,7 +1762,7 @@ static int ineighbor_c_graph(bool alltoall, const void *sendbuf, MPI_Count sendc
 			             : coll_report(REPORT_INEIGHBOR, -1, MPI_DATATYPE_NULL, rc, c);
 		}
 	} else {
-		rc = graph_failed(comm, rc, c);
+		rc = conversion_failed(comm, rc, ws.raised || wr.raised, c);
 	}
 	wide_free(&ws);
 	wide_free(&wr);
@@ -1775,8 +1800,7 @@ static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_ar
 	 * MPI_Allgather_init releases such a datatype once too often. Every
 	 * rank answers alike. */
 	int size = 0;
-	if (!graph_may(bit, comm) || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-	    !coll_shadow_allowed(comm, size, pmpi_g.coll_auto))
+	if (!wide_size(bit, comm, &size))
 		return COLL_NOT_TAKEN;
 	for (int i = 0; i < na; i++) {
 		a[i].n = fits(a[i].count) ? (int)a[i].count : 0;
@@ -1792,22 +1816,21 @@ static int wide_args(unsigned bit, MPI_Comm comm, struct wide *w, struct wide_ar
 /* In a wrapper: returns what `call` (the int form's path, reading the
  * array `args` of struct wide_arg) returned where wide_args() let a graph
  * run the collective; otherwise goes on, to the MPI's own. A conversion
- * that failed is raised as the graph's own failure would be (graph_failed(),
- * on the wrapper's `c`). The datatypes made here are freed once `call`
- * returned: the graph holds duplicates, and the MPI's int form keeps what
- * it needs of a freed one. */
-#define WIDE_AT(bit, comm, args, call)                                       \
-	do {                                                                 \
-		struct wide wide_ = { 0 };                                   \
-		int wrc_ = wide_args((bit), (comm), &wide_, (args),          \
-		                     (int)(sizeof(args) / sizeof(*(args)))); \
-		if (wrc_ == MPI_SUCCESS)                                     \
-			wrc_ = (call);                                       \
-		else if (wrc_ != COLL_NOT_TAKEN)                             \
-			wrc_ = graph_failed((comm), wrc_, c);                \
-		wide_free(&wide_);                                           \
-		if (wrc_ != COLL_NOT_TAKEN)                                  \
-			return wrc_;                                         \
+ * that failed ends the call for c_ (conversion_failed()). The datatypes
+ * made here are freed once `call` returned: the graph holds duplicates,
+ * and the MPI's int form keeps what it needs of a freed one. */
+#define WIDE_AT(bit, comm, args, c_, call)                                          \
+	do {                                                                        \
+		struct wide wide_ = { 0 };                                          \
+		int wrc_ = wide_args((bit), (comm), &wide_, (args),                 \
+		                     (int)(sizeof(args) / sizeof(*(args))));        \
+		if (wrc_ == MPI_SUCCESS)                                            \
+			wrc_ = (call);                                              \
+		else if (wrc_ != COLL_NOT_TAKEN)                                    \
+			wrc_ = conversion_failed((comm), wrc_, wide_.raised, (c_)); \
+		wide_free(&wide_);                                                  \
+		if (wrc_ != COLL_NOT_TAKEN)                                         \
+			return wrc_;                                                \
 	} while (0)
 
 /* The MPI's own large-count form of `name` (MPI_<name>_c), without the
@@ -1831,7 +1854,7 @@ static int ibcast_c_at(void *buffer, MPI_Count count, MPI_Datatype datatype, int
 	if (fits(count))
 		return ibcast_at(buffer, (int)count, datatype, root, comm, c);
 	struct wide_arg a[] = { arg_of(count, datatype, true) };
-	WIDE_AT(PMPI_COLL_IBCAST, comm, a, ibcast_at(buffer, a[0].n, a[0].t, root, comm, c));
+	WIDE_AT(PMPI_COLL_IBCAST, comm, a, c, ibcast_at(buffer, a[0].n, a[0].t, root, comm, c));
 	return coll_report(REPORT_IBCAST, count, datatype,
 	                   NATIVE_C(c, Ibcast, (buffer, count, datatype, root, comm, c->request),
 	                            Bcast,
@@ -1851,7 +1874,7 @@ static int iallgather_c_at(bool all, const void *sendbuf, MPI_Count sendcount,
 		          comm, c);
 	struct wide_arg a[] = { arg_of(sendcount, sendtype, sendbuf != MPI_IN_PLACE),
 		                arg_of(recvcount, recvtype, true) };
-	WIDE_AT(all ? PMPI_COLL_IALLGATHER : PMPI_COLL_IALLTOALL, comm, a,
+	WIDE_AT(all ? PMPI_COLL_IALLGATHER : PMPI_COLL_IALLTOALL, comm, a, c,
 	        at(sendbuf, a[0].n, a[0].t, recvbuf, a[1].n, a[1].t, comm, c));
 	int rc = all ? NATIVE_C(c, Iallgather,
 	                        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -1884,7 +1907,7 @@ static int irooted_c_at(bool gather, const void *sendbuf, MPI_Count sendcount,
 	bool in_place = at_root && (gather ? sendbuf : recvbuf) == MPI_IN_PLACE;
 	struct wide_arg a[] = { arg_of(sendcount, sendtype, gather ? !in_place : at_root),
 		                arg_of(recvcount, recvtype, gather ? at_root : !in_place) };
-	WIDE_AT(gather ? PMPI_COLL_IGATHER : PMPI_COLL_ISCATTER, comm, a,
+	WIDE_AT(gather ? PMPI_COLL_IGATHER : PMPI_COLL_ISCATTER, comm, a, c,
 	        at(sendbuf, a[0].n, a[0].t, recvbuf, a[1].n, a[1].t, root, comm, c));
 	int rc = gather ? NATIVE_C(c, Igather,
 	                           (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -1919,7 +1942,7 @@ static int ineighbor_c_at(bool alltoall, const void *sendbuf, MPI_Count sendcoun
 		                                         recvtype, comm, c);
 	struct wide_arg a[] = { arg_of(sendcount, sendtype, true),
 		                arg_of(recvcount, recvtype, true) };
-	WIDE_AT(alltoall ? PMPI_COLL_INEIGHBOR_ALLTOALL : PMPI_COLL_INEIGHBOR_ALLGATHER, comm, a,
+	WIDE_AT(alltoall ? PMPI_COLL_INEIGHBOR_ALLTOALL : PMPI_COLL_INEIGHBOR_ALLGATHER, comm, a, c,
 	        alltoall ? ineighbor_alltoall_at(false, sendbuf, NULL, a[0].n, NULL, a[0].t,
 	                                         recvbuf, NULL, a[1].n, NULL, a[1].t, comm, c)
 	                 : ineighbor_allgather_at(false, sendbuf, a[0].n, a[0].t, recvbuf, NULL,
@@ -2227,8 +2250,7 @@ static int redscat_counts(MPI_Comm comm, const MPI_Count *counts, int **out)
 {
 	*out = NULL;
 	int size = 0;
-	if (!counts || !graph_may(PMPI_COLL_IREDUCE_SCATTER, comm) ||
-	    PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+	if (!counts || !wide_size(PMPI_COLL_IREDUCE_SCATTER, comm, &size))
 		return MPI_SUCCESS;
 	MPI_Count total = 0;
 	for (int i = 0; i < size; i++) {

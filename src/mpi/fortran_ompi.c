@@ -305,8 +305,13 @@ static void completion(int kind, bool wait, MPI_Fint *n, MPI_Fint *reqs, MPI_Fin
 	MPI_Request *c = reqs_in(reqs, cn);
 	MPI_Status *st = kind == ANY ? malloc(sizeof(MPI_Status)) : statuses_alloc(statuses, cn);
 	int *ind = kind == SOME ? malloc((size_t)(cn > 0 ? cn : 1) * sizeof(int)) : NULL;
-	if (!c || (!st && kind == ANY) || (kind == SOME && !ind)) {
+	/* Open MPI's MPI_STATUSES_IGNORE is NULL: a missing array is one only
+	 * where statuses were asked for. */
+	bool no_st = !st && (kind == ANY || !statuses_ignored(statuses));
+	if (!c || no_st || (kind == SOME && !ind)) {
 		free(c), free(ind);
+		if (st != MPI_STATUSES_IGNORE)
+			free(st);
 		comm_failed(MPI_COMM_WORLD, MPI_ERR_NO_MEM, ierr);
 		return;
 	}

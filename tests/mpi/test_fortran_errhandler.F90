@@ -2,8 +2,9 @@
 ! A graph collective called from Fortran that fails in the call reports the
 ! error as the MPI does: through the communicator's error handler, then in
 ! ierror, with the request MPI_REQUEST_NULL; the communicator stays usable.
-! The call is Open MPI's MPI_IALLTOALLW in place, which piano's binding
-! converts and runs as a graph under PIANO_COLL=graph. Its receive datatype
+! The calls are Open MPI's MPI_IALLTOALLW in place, which piano's binding
+! converts and runs as a graph under PIANO_COLL=graph, and MPI_IALLTOALLV,
+! whose wrapper is generated (tools/gen-fortran.py). Its receive datatype
 ! holds two integers 2**47 - 2**21 bytes apart, so that the copy each block
 ! is staged into cannot be had on any rank, whatever the overcommit setting
 ! (the span is larger than any hole in a 47-bit address space). Nothing is
@@ -73,28 +74,25 @@ program test_fortran_errhandler
     types(j) = apart
   end do
 
-  ! A handle that is not null: the call must make it null.
-#if defined(BINDING_F08)
-  req%MPI_VAL = 12345
-#else
-  req = 12345
-#endif
+  ! piano's own wrapper.
+  call not_null(req)
   call MPI_Ialltoallw(MPI_IN_PLACE, counts, displs, types, rbuf, counts, displs, types, &
                       comm, req, rc)
-  if (rc == MPI_SUCCESS .or. handled /= 1 .or. handled_code /= rc .or. &
-      req /= MPI_REQUEST_NULL) then
-    print '(a,i0,a,i0,a,i0,a,i0,a,l1)', 'check failed: rank ', rank, ': MPI_IALLTOALLW ', rc, &
-          ', handler ran ', handled, ' times (code ', handled_code, '), request null: ', &
-          req == MPI_REQUEST_NULL
-    bad = 1
-  end if
+  call expect_failed('MPI_IALLTOALLW', rc, 1)
+
+  ! A generated wrapper: MPI_IALLTOALLV in place, one receive datatype for
+  ! every block.
+  call not_null(req)
+  call MPI_Ialltoallv(MPI_IN_PLACE, counts, displs, apart, rbuf, counts, displs, apart, &
+                      comm, req, rc)
+  call expect_failed('MPI_IALLTOALLV', rc, 2)
 
   ! The communicator goes on: a graph collective on it.
   one = 1
   total = 0
   call MPI_Iallreduce(one, total, 1, MPI_INTEGER, MPI_SUM, comm, req, ierr)
   call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
-  if (ierr /= MPI_SUCCESS .or. total /= nranks .or. handled /= 1) then
+  if (ierr /= MPI_SUCCESS .or. total /= nranks .or. handled /= 2) then
     print '(a,i0,a,i0,a,i0)', 'check failed: rank ', rank, ': sum ', total, ', handler ', handled
     bad = 1
   end if
@@ -105,4 +103,29 @@ program test_fortran_errhandler
   call MPI_Allreduce(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. bad == 0) print '(a)', 'fortran errhandler: all checks passed'
   call MPI_Finalize(ierr)
+contains
+  ! A handle that is not null: the failing call must make it null.
+  subroutine not_null(r)
+    REQUEST, intent(out) :: r
+#if defined(BINDING_F08)
+    r%MPI_VAL = 12345
+#else
+    r = 12345
+#endif
+    handled_code = 0
+  end subroutine not_null
+
+  ! The call `what` returned rc: an error, the handler's calls now
+  ! `times` in all (the last one with rc), and the null request.
+  subroutine expect_failed(what, rc, times)
+    character(len=*), intent(in) :: what
+    integer, intent(in) :: rc, times
+    if (rc == MPI_SUCCESS .or. handled /= times .or. handled_code /= rc .or. &
+        req /= MPI_REQUEST_NULL) then
+      print '(a,i0,a,a,a,i0,a,i0,a,i0,a,l1)', 'check failed: rank ', rank, ': ', what, ' ', rc, &
+            ', handler ran ', handled, ' times in all (code ', handled_code, &
+            '), request null: ', req == MPI_REQUEST_NULL
+      bad = 1
+    end if
+  end subroutine expect_failed
 end program test_fortran_errhandler
