@@ -112,7 +112,7 @@ const struct piano_setting_spec config_core_table[] = {
 	  "where it is dear a timer waiting for a late peer takes at most this share of a core "
 	  "(what its ticks cost the computations they preempt, in caches, comes on top). `0`: no "
 	  "budget. Unset, the MPI layer makes it 2 (0.2 %) on a node with no more ranks than "
-	  "CPUs (docs/mpi.md, \"Do no harm\")." },
+	  "CPUs where the whole job runs on that node (docs/mpi.md, \"Do no harm\")." },
 	{ "PIANO_SPIN_US", PIANO_SETTING_INT, "20", 0, 10000000, NULL, NULL, NULL,
 	  "How long `piano_ltask_wait()` and `piano_cond_wait*()` (except "
 	  "`piano_cond_wait_spin()`, which takes its own) poll explicitly before sleeping on a "
