@@ -134,13 +134,15 @@ def wrapper(name, args):
     post = []
     if "msg" in args:
         post.append(f"*a{args.index('msg')} = PMPI_Message_c2f(m);")
-    # The request is written on an error too: a call that fails in piano's
-    # layer (a graph collective that could not be built) nulls it after
-    # raising the handler, and a Fortran caller that goes on must hold that
-    # null, not its variable's previous handle (r starts null).
+    # The request is written on an error too, as the null request: a call
+    # that fails in piano's layer (a graph collective that could not be
+    # built) raises the handler, and a Fortran caller that goes on must hold
+    # a null handle, not its variable's previous one. Null whatever the C
+    # call left: an MPI may return an error with a request set.
     always = []
     if "req" in args:
-        always.append(f"*a{args.index('req')} = PMPI_Request_c2f(r);")
+        always.append(f"*a{args.index('req')} = "
+                      "PMPI_Request_c2f(rc == MPI_SUCCESS ? r : MPI_REQUEST_NULL);")
     if "comm_out" in args:
         post.append(f"*a{args.index('comm_out')} = PMPI_Comm_c2f(nc);")
     if "status" in args:

@@ -2241,17 +2241,19 @@ PMPI_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 
 /*
  * A reduce-scatter's MPI_Count recvcounts as ints in *out (freed by the
- * caller), NULL when one count or their sum does not fit an int, or where
- * no graph may run it (graph_may()). Every rank passes the same counts, so
- * every rank decides alike. MPI_ERR_NO_MEM when out of memory, said to the
- * caller rather than sending this rank alone to the MPI's schedule.
+ * caller); NULL when one count or their sum does not fit an int.
+ * COLL_NOT_TAKEN where no graph may run it (wide_size()) or the counts are
+ * missing (the MPI reports that): the MPI's own call runs, as for any
+ * collective left to it. Every rank passes the same counts, so every rank
+ * decides alike. MPI_ERR_NO_MEM when out of memory, said to the caller
+ * rather than sending this rank alone to the MPI's schedule.
  */
 static int redscat_counts(MPI_Comm comm, const MPI_Count *counts, int **out)
 {
 	*out = NULL;
 	int size = 0;
 	if (!counts || !wide_size(PMPI_COLL_IREDUCE_SCATTER, comm, &size))
-		return MPI_SUCCESS;
+		return COLL_NOT_TAKEN;
 	MPI_Count total = 0;
 	for (int i = 0; i < size; i++) {
 		if (!fits(counts[i]) || (total += counts[i]) > INT_MAX)
@@ -2274,7 +2276,11 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 	const void *site = REPORT_SITE();
 	pmpi_ensure();
 	int *counts, rc = redscat_counts(comm, recvcounts, &counts);
-	if (rc != MPI_SUCCESS)
+	if (rc == MPI_SUCCESS && !counts)
+		return LARGE_ON_MPI(PMPI_COLL_IREDUCE_SCATTER, Ireduce_scatter,
+		                    REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+		                    (sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
+	if (rc != MPI_SUCCESS && rc != COLL_NOT_TAKEN)
 		return graph_failed(comm, rc, ICALL(request, site));
 	if (counts) {
 		rc = ireduce_scatter_graph(sendbuf, recvbuf, counts, datatype, op, comm,
@@ -2282,17 +2288,14 @@ PMPI_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
 		free(counts);
 		if (rc != COLL_NOT_TAKEN)
 			return rc;
-		/* The MPI's own, with the application's arrays, which it may
-		 * read until the operation completes. */
-		return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
-		                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts,
-		                                                     datatype, op, comm, request),
-		                              request),
-		                   ICALL(request, site));
 	}
-	return LARGE_ON_MPI(PMPI_COLL_IREDUCE_SCATTER, Ireduce_scatter, REPORT_IREDUCE_SCATTER, -1,
-	                    MPI_DATATYPE_NULL,
-	                    (sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
+	/* The MPI's own, with the application's arrays, which it may read
+	 * until the operation completes. */
+	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+	                   coll_track(PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype,
+	                                                     op, comm, request),
+	                              request),
+	                   ICALL(request, site));
 }
 
 PMPI_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -2431,7 +2434,12 @@ PMPI_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
 	PMPI_APP_SCOPE();
 	pmpi_ensure();
 	int *counts, rc = redscat_counts(comm, recvcounts, &counts);
-	if (rc != MPI_SUCCESS)
+	if (rc == MPI_SUCCESS && !counts)
+		PCOLL_C_NATIVE(PMPI_COLL_IREDUCE_SCATTER, REPORT_IREDUCE_SCATTER, -1,
+		               MPI_DATATYPE_NULL, "MPI_Reduce_scatter_init_c",
+		               PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op,
+		                                          comm, info, request));
+	if (rc != MPI_SUCCESS && rc != COLL_NOT_TAKEN)
 		return graph_failed(comm, rc, PCALL(request, info));
 	if (counts) {
 		rc = ireduce_scatter_graph(sendbuf, recvbuf, counts, datatype, op, comm,
@@ -2439,18 +2447,13 @@ PMPI_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
 		free(counts);
 		if (rc != COLL_NOT_TAKEN)
 			return rc;
-		return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
-		                   coll_track_init(PMPI_Reduce_scatter_init_c(sendbuf, recvbuf,
-		                                                              recvcounts, datatype,
-		                                                              op, comm, info,
-		                                                              request),
-		                                   request),
-		                   PCALL(request, info));
 	}
-	PCOLL_C_NATIVE(PMPI_COLL_IREDUCE_SCATTER, REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
-	               "MPI_Reduce_scatter_init_c",
-	               PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-	                                          info, request));
+	return coll_report(REPORT_IREDUCE_SCATTER, -1, MPI_DATATYPE_NULL,
+	                   coll_track_init(PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts,
+	                                                              datatype, op, comm, info,
+	                                                              request),
+	                                   request),
+	                   PCALL(request, info));
 }
 
 PMPI_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,

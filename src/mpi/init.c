@@ -317,11 +317,12 @@ static void timer_back_off(struct overrides *o)
  * 0.5 %. Same conditions as the back-off, and only where every rank of the
  * job shares the node. Across nodes the ticks drive transfers whose rounds
  * look empty: a progress call that writes the next piece of a message over
- * TCP (MPICH's UCX moves 32 KiB a call) lasts a few µs, no request ends,
- * and the budget then put most ticks off while the transfer waited for
- * them. Two namespaces joined at 1 Gbit/s, one rank each (bench_nbc, 1 MiB
- * MPI_Ibcast, OSU overlap): 22-28 % with the budget against 75-80 %
- * without it; where a tick costs bare metal's few µs it would not bind.
+ * TCP (MPICH's UCX moves 32 KiB a call) lasts a few µs and ends no
+ * request, so the budget puts most ticks off while the transfer waits for
+ * them. Two namespaces joined at 1 Gbit/s, one rank each (bench_nbc, MPICH's
+ * own 1 MiB MPI_Ibcast, OSU overlap): 14-22 % with the budget against
+ * 75-76 % without it (docs/performance.md, "Across two hosts"); where a
+ * tick costs bare metal's few µs the budget would not bind there anyway.
  */
 static void timer_budget(struct overrides *o)
 {
